@@ -1,0 +1,54 @@
+# Drillbook tasks. `make run` and `make test` are the README's two commands; everything they need
+# (virtual environment, front-end files, database schema, test browser) is set up on the way.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint types pytest vendor migrate browser bench clean
+
+run: $(VENV)/.installed vendor migrate
+	$(BIN)/python -m app serve --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.installed vendor browser lint types pytest
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types: $(VENV)/.installed
+	$(BIN)/mypy
+
+pytest: $(VENV)/.installed vendor browser
+	$(BIN)/python -m pytest
+
+# The lock file pins every package; torch==2.13.0 resolves to the CPU wheel on this kind of machine.
+$(VENV)/.installed: requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# htmx and its SSE extension come from the npm registry (pinned by package-lock.json); plotly.js is
+# the copy bundled inside the pinned plotly Python package. Nothing third-party is committed.
+vendor: static/vendor/.copied
+
+static/vendor/.copied: package-lock.json $(VENV)/.installed
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(BIN)/python scripts/vendor_static.py
+	touch $@
+
+migrate: $(VENV)/.installed
+	$(BIN)/python -m app migrate
+
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+bench: $(VENV)/.installed
+	$(BIN)/python -m bench.submit_latency
+
+clean:
+	rm -rf $(VENV) node_modules static/vendor

@@ -1,0 +1,103 @@
+"""Starting an attempt: validate everything first, store it, then dispatch it.
+
+A rejected request stores nothing; an accepted one is stored before it is dispatched, so even a
+dispatch failure leaves an evidence record that says what happened.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session
+
+from app.models import Attempt, AttemptStatus
+from app.runner.dispatcher import AttemptRunner
+from drills.base import Drill
+from drills.command import replay_command
+from drills.knobs import KnobError, resolve_knobs
+
+MAX_SEED = 2**31 - 1
+
+
+class InvalidAttempt(ValueError):
+    """One field of an attempt request is wrong; `field` names it (e.g. "knobs.lr", "seed")."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class AttemptRequest:
+    hypothesis: str
+    prediction: str
+    knobs: Mapping[str, object]
+    seed: object
+
+
+def _validated_seed(raw: object) -> int:
+    if isinstance(raw, bool):
+        raise InvalidAttempt("seed", "seed must be a whole number")
+    try:
+        seed = int(raw) if isinstance(raw, int | str) else int(str(raw))
+    except ValueError:
+        raise InvalidAttempt("seed", f"seed must be a whole number, not {raw!r}") from None
+    if not 0 <= seed <= MAX_SEED:
+        raise InvalidAttempt("seed", f"seed must be between 0 and {MAX_SEED}")
+    return seed
+
+
+def validate(drill: Drill, request: AttemptRequest, *, max_text: int) -> tuple[dict[str, Any], int]:
+    """Return the resolved knobs and seed, or raise InvalidAttempt naming the first bad field."""
+    keys = {hypothesis.key for hypothesis in drill.hypotheses}
+    if not request.hypothesis:
+        raise InvalidAttempt("hypothesis", "pick a leading hypothesis before running")
+    if request.hypothesis not in keys:
+        raise InvalidAttempt(
+            "hypothesis", f"unknown hypothesis {request.hypothesis!r} for drill {drill.slug!r}"
+        )
+    prediction = request.prediction.strip()
+    if not prediction:
+        raise InvalidAttempt("prediction", "write what you expect to see before running")
+    if len(prediction) > max_text:
+        raise InvalidAttempt("prediction", f"the prediction is longer than {max_text} characters")
+    try:
+        knobs = resolve_knobs(drill, request.knobs)
+    except KnobError as error:
+        raise InvalidAttempt(f"knobs.{error.knob}" if error.knob else "knobs", str(error)) from None
+    return knobs, _validated_seed(request.seed)
+
+
+def start_attempt(
+    session: Session,
+    runner: AttemptRunner,
+    *,
+    drill: Drill,
+    learner_id: int,
+    request: AttemptRequest,
+    max_text: int,
+) -> Attempt:
+    knobs, seed = validate(drill, request, max_text=max_text)
+    attempt = Attempt(
+        learner_id=learner_id,
+        drill_slug=drill.slug,
+        drill_version=drill.version,
+        hypothesis=request.hypothesis,
+        prediction_text=request.prediction.strip(),
+        knobs=knobs,
+        seed=seed,
+        command=replay_command(drill.slug, knobs, seed),
+    )
+    session.add(attempt)
+    session.commit()
+    session.refresh(attempt)
+    assert attempt.id is not None
+    try:
+        runner.submit(attempt_id=attempt.id, drill=drill.slug, knobs=knobs, seed=seed)
+    except Exception as error:  # the record stays, with the reason it never ran
+        attempt.status = AttemptStatus.failed
+        attempt.error = f"Could not dispatch the run to a worker: {error}"
+        session.add(attempt)
+        session.commit()
+    return attempt

@@ -1,0 +1,46 @@
+"""Typed settings, read from DRILLBOOK_* environment variables (or passed in by tests)."""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DRILLBOOK_", extra="ignore")
+
+    environment: Literal["dev", "test", "prod"] = "dev"
+    # SQLite file under the git-ignored var/ by default; PostgreSQL later through the same URL.
+    database_url: str = f"sqlite:///{ROOT / 'var' / 'drillbook.sqlite3'}"
+    # None starts an embedded Dask LocalCluster; "tcp://host:8786" uses an external scheduler.
+    scheduler_address: str | None = None
+    workers: int = Field(default=2, ge=1, le=64)
+    # Hard limits for one run. The drill checks both cooperatively; the watchdog restarts a worker
+    # that overshoots the time limit by more than the grace period.
+    time_limit_s: float = Field(default=60.0, gt=0, le=3600)
+    memory_limit_mb: float = Field(default=2048.0, gt=0)
+    watchdog_grace_s: float = Field(default=5.0, ge=0)
+    # Dask's nanny kills a worker process above this (a backstop for a single huge allocation).
+    worker_memory_limit: str = "4GiB"
+    max_text_length: int = 2000
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_outside_dev(self) -> "Settings":
+        if (
+            self.environment == "prod"
+            and self.scheduler_address
+            and not (self.scheduler_address.startswith("tls://"))
+        ):
+            # Dask's TCP protocol is unauthenticated: in production it must run over TLS.
+            raise ValueError("DRILLBOOK_SCHEDULER_ADDRESS must use tls:// when environment=prod")
+        return self
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        prefix = "sqlite:///"
+        if self.database_url.startswith(prefix):
+            return Path(self.database_url[len(prefix) :])
+        return None

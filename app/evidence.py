@@ -1,0 +1,125 @@
+"""Reading and writing evidence records (attempts and their metric points).
+
+Keyword-only functions over a Session; the routes and the runner's writer thread both use them, so
+there is one place where an attempt changes state.
+"""
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from sqlmodel import Session, col, delete, select
+
+from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
+
+Point = tuple[str, int, float | str | None]
+
+
+def _stored_value(value: float | str | None) -> float | None:
+    """Metric values arrive as floats or as "nan"/"inf"/"-inf" strings (JSON has no NaN)."""
+    if value is None or isinstance(value, str):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def add_points(session: Session, *, attempt: Attempt, points: list[Point]) -> None:
+    assert attempt.id is not None
+    session.add_all(
+        MetricPoint(attempt_id=attempt.id, name=name, step=step, value=_stored_value(value))
+        for name, step, value in points
+    )
+
+
+def mark_running(session: Session, *, attempt: Attempt, worker: str) -> bool:
+    if attempt.status != AttemptStatus.queued:
+        return False
+    attempt.status = AttemptStatus.running
+    attempt.started_at = utcnow()
+    attempt.worker = worker
+    session.add(attempt)
+    return True
+
+
+_RUN_STATUS = {
+    "ok": AttemptStatus.succeeded,
+    "error": AttemptStatus.failed,
+    "timed_out": AttemptStatus.timed_out,
+    "resource_limit": AttemptStatus.resource_limit,
+}
+
+
+def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, Any]) -> None:
+    """Store the worker's final record; its metric series replaces the points streamed so far."""
+    assert attempt.id is not None
+    attempt.status = _RUN_STATUS.get(record.get("status", ""), AttemptStatus.failed)
+    attempt.error = record.get("error")
+    attempt.environment = record.get("environment")
+    attempt.inputs = record.get("inputs")
+    attempt.diagnostics = record.get("diagnostics")
+    attempt.signature = record.get("signature")
+    attempt.observed_hypothesis = record.get("observed")
+    attempt.digest = record.get("digest")
+    attempt.compute_s = (record.get("timings") or {}).get("compute_s")
+    attempt.finished_at = utcnow()
+    attempt.started_at = attempt.started_at or attempt.finished_at
+    session.exec(delete(MetricPoint).where(col(MetricPoint.attempt_id) == attempt.id))
+    points = [
+        (name, int(step), value)
+        for name, series in (record.get("metrics") or {}).items()
+        for step, value in series
+    ]
+    add_points(session, attempt=attempt, points=points)
+    session.add(attempt)
+
+
+def end_without_record(
+    session: Session, *, attempt: Attempt, status: AttemptStatus, error: str
+) -> bool:
+    """End an attempt the worker could not finish (lost worker, watchdog, restart)."""
+    if attempt.final:
+        return False
+    attempt.status = status
+    attempt.error = error
+    attempt.finished_at = utcnow()
+    session.add(attempt)
+    return True
+
+
+def reap_unfinished(session: Session, *, reason: str) -> list[int]:
+    """End every queued or running attempt: nothing from a previous server process will finish."""
+    stale = session.exec(
+        select(Attempt).where(
+            col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running])
+        )
+    ).all()
+    for attempt in stale:
+        end_without_record(session, attempt=attempt, status=AttemptStatus.failed, error=reason)
+    session.commit()
+    return [attempt.id for attempt in stale if attempt.id is not None]
+
+
+def metric_series(session: Session, *, attempt_id: int) -> dict[str, list[list[Any]]]:
+    rows = session.exec(
+        select(MetricPoint)
+        .where(MetricPoint.attempt_id == attempt_id)
+        .order_by(col(MetricPoint.name), col(MetricPoint.step))
+    ).all()
+    series: dict[str, list[list[Any]]] = defaultdict(list)
+    for row in rows:
+        series[row.name].append([row.step, row.value])
+    return dict(series)
+
+
+def attempts_for(session: Session, *, learner_id: int, drill_slug: str | None) -> list[Attempt]:
+    query = select(Attempt).where(Attempt.learner_id == learner_id)
+    if drill_slug is not None:
+        query = query.where(Attempt.drill_slug == drill_slug)
+    return list(session.exec(query.order_by(col(Attempt.id).desc())).all())
+
+
+def latest_explanation(session: Session, *, attempt_id: int) -> Explanation | None:
+    return session.exec(
+        select(Explanation)
+        .where(Explanation.attempt_id == attempt_id)
+        .order_by(col(Explanation.id).desc())
+    ).first()

@@ -1,0 +1,111 @@
+"""Evidence records. Every run is an Attempt, kept whatever its outcome.
+
+Families follow the XBase / X(table=True) pattern; JSON columns hold what the drill reported, so a
+new drill never needs a migration.
+"""
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Role(StrEnum):
+    learner = "learner"
+    instructor = "instructor"
+    admin = "admin"
+
+
+class AttemptStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    timed_out = "timed_out"
+    resource_limit = "resource_limit"
+
+    @property
+    def is_final(self) -> bool:
+        return self not in (AttemptStatus.queued, AttemptStatus.running)
+
+
+# The local learner every attempt belongs to until accounts exist; the first migration creates it.
+LOCAL_LEARNER_ID = 1
+
+
+class User(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    username: str = Field(max_length=64, unique=True, index=True)
+    display_name: str = Field(max_length=120)
+    role: str = Field(default=Role.learner, max_length=16)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Attempt(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    learner_id: int = Field(foreign_key="user.id", index=True)
+    drill_slug: str = Field(max_length=64, index=True)
+    drill_version: str = Field(max_length=16)
+    # The prediction is written once, with the attempt, before the run is dispatched.
+    hypothesis: str = Field(max_length=64)
+    prediction_text: str = Field(max_length=2000)
+    predicted_at: datetime = Field(default_factory=utcnow)
+    knobs: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    seed: int
+    command: str = Field(max_length=1000)
+    status: str = Field(default=AttemptStatus.queued, max_length=16, index=True)
+    error: str | None = Field(default=None, max_length=4000)
+    environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    inputs: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    diagnostics: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    signature: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    observed_hypothesis: str | None = Field(default=None, max_length=64)
+    digest: str | None = Field(default=None, max_length=64)
+    worker: str | None = Field(default=None, max_length=200)
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    compute_s: float | None = None
+
+    @property
+    def final(self) -> bool:
+        return AttemptStatus(self.status).is_final
+
+    @property
+    def prediction_matched(self) -> bool | None:
+        if self.observed_hypothesis is None:
+            return None
+        return self.observed_hypothesis == self.hypothesis
+
+
+class MetricPoint(SQLModel, table=True):
+    """One value of one metric at one step, stored as it streams in from the worker."""
+
+    __tablename__ = "metric_point"
+    __table_args__ = (Index("ix_metric_point_attempt_name_step", "attempt_id", "name", "step"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    attempt_id: int = Field(foreign_key="attempt.id", ondelete="CASCADE")
+    name: str = Field(max_length=64)
+    step: int
+    # None stands for a non-finite value (JSON has no NaN); the drill's signature says which.
+    value: float | None
+
+
+class Explanation(SQLModel, table=True):
+    """The learner's explain-back for an attempt. Each save is a new row, so history is kept."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    attempt_id: int = Field(foreign_key="attempt.id", index=True, ondelete="CASCADE")
+    learner_id: int = Field(foreign_key="user.id")
+    mechanism: str = Field(max_length=2000)
+    right_tool: str = Field(max_length=2000)
+    wrong_tool: str = Field(max_length=2000)
+    next_check: str = Field(max_length=2000)
+    created_at: datetime = Field(default_factory=utcnow)

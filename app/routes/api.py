@@ -1,0 +1,110 @@
+"""The JSON API: drills, attempts and their live events."""
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from sse_starlette import EventSourceResponse
+
+from app import evidence
+from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
+from app.deps import (
+    AttemptDep,
+    BrokerDep,
+    EngineDep,
+    LearnerIdDep,
+    RunnerDep,
+    SessionDep,
+    SettingsDep,
+    drill_from_path,
+)
+from app.schemas import AttemptCreate, AttemptCreated, AttemptPublic, attempt_links
+from app.streams import attempt_events
+from drills.catalogue import describe
+from drills.registry import all_drills
+
+router = APIRouter(prefix="/api", tags=["api"])
+
+
+@router.get("/drills")
+def list_drills() -> list[dict[str, Any]]:
+    return [describe(drill) for drill in all_drills()]
+
+
+@router.get("/drills/{slug}")
+def get_drill(slug: str) -> dict[str, Any]:
+    return describe(drill_from_path(slug))
+
+
+@router.post("/attempts", status_code=202)
+def create_attempt(
+    body: AttemptCreate,
+    session: SessionDep,
+    runner: RunnerDep,
+    settings: SettingsDep,
+    learner_id: LearnerIdDep,
+) -> AttemptCreated:
+    drill = drill_from_path(body.drill)
+    request = AttemptRequest(
+        hypothesis=body.hypothesis, prediction=body.prediction, knobs=body.knobs, seed=body.seed
+    )
+    try:
+        attempt = start_attempt(
+            session,
+            runner,
+            drill=drill,
+            learner_id=learner_id,
+            request=request,
+            max_text=settings.max_text_length,
+        )
+    except InvalidAttempt as error:
+        loc = ["body", *error.field.split(".")]
+        raise HTTPException(
+            status_code=422, detail=[{"loc": loc, "msg": error.message, "type": "value_error"}]
+        ) from None
+    assert attempt.id is not None
+    return AttemptCreated(
+        id=attempt.id,
+        status=attempt.status,
+        command=attempt.command,
+        urls=attempt_links(attempt.id),
+    )
+
+
+@router.get("/attempts/{attempt_id}")
+def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
+    assert attempt.id is not None
+    return AttemptPublic(
+        id=attempt.id,
+        drill=attempt.drill_slug,
+        drill_version=attempt.drill_version,
+        hypothesis=attempt.hypothesis,
+        prediction=attempt.prediction_text,
+        predicted_at=attempt.predicted_at,
+        knobs=attempt.knobs,
+        seed=attempt.seed,
+        command=attempt.command,
+        status=attempt.status,
+        error=attempt.error,
+        environment=attempt.environment,
+        inputs=attempt.inputs,
+        diagnostics=attempt.diagnostics,
+        signature=attempt.signature,
+        observed_hypothesis=attempt.observed_hypothesis,
+        prediction_matched=attempt.prediction_matched,
+        digest=attempt.digest,
+        created_at=attempt.created_at,
+        started_at=attempt.started_at,
+        finished_at=attempt.finished_at,
+        compute_s=attempt.compute_s,
+        metrics=evidence.metric_series(session, attempt_id=attempt.id),
+        urls=attempt_links(attempt.id),
+    )
+
+
+@router.get("/attempts/{attempt_id}/events")
+def stream_attempt(
+    attempt: AttemptDep, engine: EngineDep, broker: BrokerDep
+) -> EventSourceResponse:
+    """Server-sent events: `status`, `points` ({"points": [[metric, step, value], ...]}), `done`."""
+    assert attempt.id is not None
+    return EventSourceResponse(attempt_events(engine, broker, attempt.id), ping=15)

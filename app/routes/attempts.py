@@ -1,0 +1,149 @@
+"""Running a drill from its page, and the attempt's page and partials."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app import evidence
+from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
+from app.deps import AttemptDep, DrillDep, LearnerIdDep, RunnerDep, SessionDep, SettingsDep
+from app.models import Explanation
+from app.templating import templates
+from app.views import attempt_context
+from drills.catalogue import describe
+
+router = APIRouter(tags=["attempts"], include_in_schema=False)
+
+KNOB_PREFIX = "knob."
+EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
+
+
+async def form_fields(request: Request) -> dict[str, str]:
+    form = await request.form()
+    return {key: value for key, value in form.items() if isinstance(value, str)}
+
+
+FormDep = Annotated[dict[str, str], Depends(form_fields)]
+
+
+def is_htmx(request: Request) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+@router.post("/drills/{slug}/attempts", response_model=None)
+def run_from_page(
+    request: Request,
+    drill: DrillDep,
+    fields: FormDep,
+    session: SessionDep,
+    runner: RunnerDep,
+    settings: SettingsDep,
+    learner_id: LearnerIdDep,
+) -> Response:
+    knobs = {k[len(KNOB_PREFIX) :]: v for k, v in fields.items() if k.startswith(KNOB_PREFIX)}
+    attempt_request = AttemptRequest(
+        hypothesis=fields.get("hypothesis", ""),
+        prediction=fields.get("prediction", ""),
+        knobs=knobs,
+        seed=fields.get("seed", "0"),
+    )
+    try:
+        attempt = start_attempt(
+            session,
+            runner,
+            drill=drill,
+            learner_id=learner_id,
+            request=attempt_request,
+            max_text=settings.max_text_length,
+        )
+    except InvalidAttempt as error:
+        context: dict[str, Any] = {
+            "drill": describe(drill),
+            "form": {**fields, "knobs": knobs},
+            "errors": {error.field: error.message},
+        }
+        if is_htmx(request):
+            return templates.TemplateResponse(
+                request,
+                "partials/attempt_form.html",
+                context,
+                status_code=422,
+                headers={"HX-Retarget": "#attempt-form", "HX-Reswap": "outerHTML"},
+            )
+        history = evidence.attempts_for(session, learner_id=learner_id, drill_slug=drill.slug)
+        return templates.TemplateResponse(
+            request, "pages/drill.html", {**context, "history": history}, status_code=422
+        )
+    if not is_htmx(request):
+        return RedirectResponse(f"/attempts/{attempt.id}", status_code=303)
+    return templates.TemplateResponse(
+        request,
+        "partials/attempt_panel.html",
+        attempt_context(session, attempt),
+        headers={"HX-Trigger": "attempts-changed"},
+    )
+
+
+@router.get("/drills/{slug}/history", response_class=HTMLResponse)
+def history_partial(
+    request: Request, drill: DrillDep, session: SessionDep, learner_id: LearnerIdDep
+) -> HTMLResponse:
+    history = evidence.attempts_for(session, learner_id=learner_id, drill_slug=drill.slug)
+    return templates.TemplateResponse(
+        request, "partials/attempt_history.html", {"drill": describe(drill), "history": history}
+    )
+
+
+@router.get("/attempts/{attempt_id}", response_class=HTMLResponse)
+def attempt_page(request: Request, attempt: AttemptDep, session: SessionDep) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request, "pages/attempt.html", attempt_context(session, attempt)
+    )
+
+
+@router.get("/attempts/{attempt_id}/panel", response_class=HTMLResponse)
+def attempt_panel(request: Request, attempt: AttemptDep, session: SessionDep) -> HTMLResponse:
+    headers = {"HX-Trigger": "attempts-changed"} if attempt.final else {}
+    return templates.TemplateResponse(
+        request, "partials/attempt_panel.html", attempt_context(session, attempt), headers=headers
+    )
+
+
+@router.post("/attempts/{attempt_id}/explanation", response_class=HTMLResponse)
+def explain_back(
+    request: Request,
+    attempt: AttemptDep,
+    fields: FormDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    learner_id: LearnerIdDep,
+) -> HTMLResponse:
+    context = attempt_context(session, attempt)
+    values = {name: fields.get(name, "").strip() for name in EXPLANATION_FIELDS}
+    errors = {
+        name: "required" if not value else f"longer than {settings.max_text_length} characters"
+        for name, value in values.items()
+        if not value or len(value) > settings.max_text_length
+    }
+    if not attempt.final:
+        errors["mechanism"] = "wait until the run has finished, then explain what you saw"
+    if errors:
+        context.update(explanation_errors=errors, explanation_draft=values)
+        return templates.TemplateResponse(
+            request, "partials/explanation.html", context, status_code=422
+        )
+    assert attempt.id is not None
+    explanation = Explanation(
+        attempt_id=attempt.id,
+        learner_id=learner_id,
+        mechanism=values["mechanism"],
+        right_tool=values["right_tool"],
+        wrong_tool=values["wrong_tool"],
+        next_check=values["next_check"],
+    )
+    session.add(explanation)
+    session.commit()
+    session.refresh(explanation)
+    context["explanation"] = explanation
+    return templates.TemplateResponse(request, "partials/explanation.html", context)

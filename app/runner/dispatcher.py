@@ -1,0 +1,172 @@
+"""Send attempts to the workers and turn whatever happens to them into a final status.
+
+Every submitted attempt ends: with the worker's record, as `failed` when its worker dies, as
+`timed_out` when the watchdog has to stop it, or as `failed` when the server shuts down first.
+"""
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from distributed import Client, Future, LocalCluster
+from distributed.scheduler import KilledWorker
+
+from app.config import Settings
+from app.models import AttemptStatus
+from app.runner.cluster import connect
+from app.runner.worker_task import execute_attempt
+from app.runner.writer import Ended, EvidenceWriter, Finished, Points, Started
+
+logger = logging.getLogger(__name__)
+
+WORKER_LOST = (
+    "The worker process running this attempt died before it finished (killed, crashed or out of "
+    "memory). The pool replaced it; run again to retry."
+)
+
+
+@dataclass
+class InFlight:
+    attempt_id: int
+    future: Future[Any]
+    submitted_at: float = field(default_factory=time.monotonic)
+    started_at: float | None = None
+    worker: str | None = None
+    ended: bool = False  # set once this process has decided the attempt's fate
+
+
+class AttemptRunner:
+    def __init__(self, settings: Settings, writer: EvidenceWriter) -> None:
+        self._settings = settings
+        self._writer = writer
+        # A topic per runner, so several web servers can share one external cluster.
+        self._topic = f"drillbook-progress-{uuid.uuid4().hex[:12]}"
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, InFlight] = {}
+        self._stopping = threading.Event()
+        self._watchdog = threading.Thread(target=self._watch, name="attempt-watchdog", daemon=True)
+        self.client: Client | None = None
+        self._cluster: LocalCluster | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        self.client, self._cluster = connect(self._settings)
+        self.client.subscribe_topic(self._topic, self._on_progress)
+        self._watchdog.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            leftovers = [item for item in self._in_flight.values() if not item.ended]
+            for item in leftovers:
+                item.ended = True
+        for item in leftovers:
+            self._writer.put(
+                Ended(item.attempt_id, AttemptStatus.failed, "The server stopped during the run.")
+            )
+            item.future.cancel()
+        if self._watchdog.is_alive():
+            self._watchdog.join(timeout=5)
+        if self.client is not None:
+            self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    # -- dispatch --------------------------------------------------------------------------
+    def submit(self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int) -> None:
+        if self.client is None:
+            raise RuntimeError("the runner is not started")
+        future = self.client.submit(
+            execute_attempt,
+            attempt_id,
+            self._topic,
+            drill,
+            knobs,
+            seed,
+            self._settings.time_limit_s,
+            self._settings.memory_limit_mb,
+            key=f"attempt-{attempt_id}-{uuid.uuid4().hex[:8]}",
+            pure=False,
+        )
+        with self._lock:
+            self._in_flight[attempt_id] = InFlight(attempt_id, future)
+        future.add_done_callback(lambda done: self._on_done(attempt_id, done))
+
+    def worker_of(self, attempt_id: int) -> str | None:
+        with self._lock:
+            item = self._in_flight.get(attempt_id)
+            return item.worker if item else None
+
+    # -- callbacks (Dask threads) ----------------------------------------------------------
+    def _on_progress(self, event: tuple[float, dict[str, Any]]) -> None:
+        _, message = event
+        attempt_id = int(message["attempt"])
+        if message["kind"] == "started":
+            with self._lock:
+                item = self._in_flight.get(attempt_id)
+                if item is not None:
+                    item.started_at = time.monotonic()
+                    item.worker = message["worker"]
+            self._writer.put(Started(attempt_id, message["worker"]))
+        elif message["kind"] == "points":
+            points = [(str(n), int(s), v) for n, s, v in message["points"]]
+            self._writer.put(Points(attempt_id, points))
+
+    def _on_done(self, attempt_id: int, future: Future[Any]) -> None:
+        with self._lock:
+            item = self._in_flight.pop(attempt_id, None)
+            if item is None or item.ended:
+                return
+            item.ended = True
+        if future.status == "finished":
+            self._writer.put(Finished(attempt_id, future.result()))
+            return
+        if future.status == "cancelled":
+            self._writer.put(Ended(attempt_id, AttemptStatus.failed, "The run was cancelled."))
+            return
+        error = future.exception()
+        if isinstance(error, KilledWorker):
+            message = WORKER_LOST
+        else:
+            message = f"The worker could not run the drill: {type(error).__name__}: {error}"
+            logger.error("attempt %s: %s", attempt_id, message)
+        self._writer.put(Ended(attempt_id, AttemptStatus.failed, message))
+
+    # -- watchdog --------------------------------------------------------------------------
+    def _watch(self) -> None:
+        """Backstop for runs the drill's own limit checks cannot stop (stuck inside one op)."""
+        hard_limit = self._settings.time_limit_s + self._settings.watchdog_grace_s
+        while not self._stopping.wait(0.5):
+            now = time.monotonic()
+            with self._lock:
+                overdue = [
+                    item
+                    for item in self._in_flight.values()
+                    if not item.ended
+                    and item.started_at is not None
+                    and now - item.started_at > hard_limit
+                ]
+                for item in overdue:
+                    item.ended = True
+            for item in overdue:
+                self._stop_overdue(item)
+
+    def _stop_overdue(self, item: InFlight) -> None:
+        limit = self._settings.time_limit_s
+        self._writer.put(
+            Ended(
+                item.attempt_id,
+                AttemptStatus.timed_out,
+                f"Stopped by the watchdog: the run kept going past its {limit:g} s time limit.",
+            )
+        )
+        item.future.cancel()
+        if self.client is not None and item.worker is not None:
+            try:
+                # The only way to stop Python code stuck in a worker thread is a new process.
+                self.client.restart_workers([item.worker], raise_for_error=False)
+            except Exception:
+                logger.exception("could not restart worker %s", item.worker)

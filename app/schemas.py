@@ -1,0 +1,62 @@
+"""Shapes of the JSON API (request bodies and public views of records)."""
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class AttemptCreate(BaseModel):
+    drill: str = Field(max_length=64, description="Drill slug, e.g. overfit-one-batch")
+    hypothesis: str = Field(max_length=64, description="Key of the leading hypothesis")
+    prediction: str = Field(max_length=2000, description="What you expect to see, in a sentence")
+    knobs: dict[str, str | int | float] = Field(default_factory=dict)
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+
+
+class AttemptLinks(BaseModel):
+    self: str
+    events: str
+    page: str
+
+
+class AttemptCreated(BaseModel):
+    id: int
+    status: str
+    command: str
+    urls: AttemptLinks
+
+
+class AttemptPublic(BaseModel):
+    id: int
+    drill: str
+    drill_version: str
+    hypothesis: str
+    prediction: str
+    predicted_at: datetime
+    knobs: dict[str, Any]
+    seed: int
+    command: str
+    status: str
+    error: str | None
+    environment: dict[str, Any] | None
+    inputs: dict[str, Any] | None
+    diagnostics: dict[str, Any] | None
+    signature: dict[str, Any] | None
+    observed_hypothesis: str | None
+    prediction_matched: bool | None
+    digest: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    compute_s: float | None
+    metrics: dict[str, list[list[Any]]]
+    urls: AttemptLinks
+
+
+def attempt_links(attempt_id: int) -> AttemptLinks:
+    return AttemptLinks(
+        self=f"/api/attempts/{attempt_id}",
+        events=f"/api/attempts/{attempt_id}/events",
+        page=f"/attempts/{attempt_id}",
+    )

@@ -1,0 +1,28 @@
+"""Jinja2 set-up shared by the page routes."""
+
+import math
+from typing import Any
+
+from fastapi.templating import Jinja2Templates
+
+from app.config import ROOT
+
+templates = Jinja2Templates(directory=ROOT / "templates")
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """Readable numbers for tables: 4 significant digits, scientific when tiny or huge."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+        return f"{value:.{digits - 1}e}"
+    return f"{value:.{digits}g}"
+
+
+templates.env.filters["number"] = number

@@ -1,0 +1,38 @@
+"""Alembic environment: the URL comes from the caller (app.migrate) or from Drillbook's settings."""
+
+from alembic import context
+from sqlalchemy import Connection, text
+from sqlmodel import SQLModel
+
+import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from app.config import Settings
+from app.db import make_engine
+
+config = context.config
+target_metadata = SQLModel.metadata
+
+
+def database_url() -> str:
+    return config.get_main_option("sqlalchemy.url") or Settings().database_url
+
+
+def run_migrations(connection: Connection) -> None:
+    if connection.dialect.name == "sqlite":
+        # Batch mode rebuilds tables; foreign keys must be off while it copies rows.
+        connection.execute(text("PRAGMA foreign_keys=OFF"))
+        # End SQLAlchemy's autobegun transaction, or Alembic would join it and never commit.
+        connection.commit()
+    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+if context.is_offline_mode():
+    context.configure(url=database_url(), target_metadata=target_metadata, render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    engine = make_engine(database_url())
+    with engine.connect() as connection:
+        run_migrations(connection)
+    engine.dispose()
