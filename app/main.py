@@ -49,7 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="Drillbook",
-        # The bundled API explorers load their scripts from a CDN; the schema stays at /openapi.json.
+        # The bundled API explorers load scripts from a CDN; the schema stays at /openapi.json.
         docs_url=None,
         redoc_url=None,
         summary="Predict, run and explain real PyTorch training failures.",

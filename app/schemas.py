@@ -46,6 +46,7 @@ class AttemptPublic(BaseModel):
     observed_hypothesis: str | None
     prediction_matched: bool | None
     digest: str | None
+    worker: str | None
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None

@@ -52,8 +52,9 @@ async def attempt_events(
                     last_step[name] = step
                 if fresh:
                     yield {"event": "points", "data": json.dumps({"points": fresh})}
-            elif event.kind == "status":
-                yield {"event": "status", "data": str(event.data["status"])}
+            elif event.kind == "status" and event.data["status"] != status:
+                status = str(event.data["status"])
+                yield {"event": "status", "data": status}
             elif event.kind == "done":
                 yield {"event": "done", "data": str(event.data["status"])}
                 return

@@ -92,6 +92,7 @@ def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
         observed_hypothesis=attempt.observed_hypothesis,
         prediction_matched=attempt.prediction_matched,
         digest=attempt.digest,
+        worker=attempt.worker,
         created_at=attempt.created_at,
         started_at=attempt.started_at,
         finished_at=attempt.finished_at,

@@ -24,23 +24,32 @@ class WarmUp(WorkerPlugin):
         warm_up()
 
 
-def connect(settings: Settings) -> tuple[Client, LocalCluster | None]:
+def local_cluster(*, workers: int, memory_limit: str) -> LocalCluster:
+    """Worker processes on this machine, one thread each (a run is single-threaded by design)."""
     # A task whose worker dies is reported lost at once instead of being retried elsewhere: the
     # learner sees "worker lost" and decides; a retry would silently re-run a crashing job.
     # (An external scheduler needs the same setting in its own config.)
     dask.config.set({"distributed.scheduler.allowed-failures": 0})
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=memory_limit,
+        host="127.0.0.1",  # Dask's TCP is unauthenticated: keep the embedded cluster on loopback
+        # No dashboard; the scheduler's small HTTP server (health checks) takes any free port
+        # instead of 8787, so two clusters on one machine (app + tests) do not collide.
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+        silence_logs=logging.WARNING,
+    )
+
+
+def connect(settings: Settings) -> tuple[Client, LocalCluster | None]:
     cluster: LocalCluster | None = None
     if settings.scheduler_address:
         client = Client(settings.scheduler_address, timeout=30)
     else:
-        cluster = LocalCluster(
-            n_workers=settings.workers,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=settings.worker_memory_limit,
-            dashboard_address=None,
-            silence_logs=logging.WARNING,
-        )
+        cluster = local_cluster(workers=settings.workers, memory_limit=settings.worker_memory_limit)
         client = Client(cluster)
     client.register_plugin(WarmUp())
     logger.info("workers ready: %s", list(client.scheduler_info()["workers"]))

@@ -9,9 +9,6 @@ from typing import Any
 
 from distributed import get_worker
 
-from drills.limits import Limits
-from drills.runner import run_drill
-
 
 def execute_attempt(
     attempt_id: int,
@@ -22,6 +19,10 @@ def execute_attempt(
     time_limit_s: float,
     memory_limit_mb: float | None,
 ) -> dict[str, Any]:
+    # Imported on the worker only: the web process that submits this function never loads torch.
+    from drills.limits import Limits
+    from drills.runner import run_drill
+
     worker = get_worker()
     worker.log_event(
         topic,

@@ -1,4 +1,4 @@
-"""initial evidence schema
+"""Learners and attempts (the evidence records)
 
 Revision ID: 0001
 Revises:
@@ -69,41 +69,6 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_attempt_learner_id"), ["learner_id"], unique=False)
         batch_op.create_index(batch_op.f("ix_attempt_status"), ["status"], unique=False)
 
-    op.create_table(
-        "explanation",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("attempt_id", sa.Integer(), nullable=False),
-        sa.Column("learner_id", sa.Integer(), nullable=False),
-        sa.Column("mechanism", sqlmodel.sql.sqltypes.AutoString(length=2000), nullable=False),
-        sa.Column("right_tool", sqlmodel.sql.sqltypes.AutoString(length=2000), nullable=False),
-        sa.Column("wrong_tool", sqlmodel.sql.sqltypes.AutoString(length=2000), nullable=False),
-        sa.Column("next_check", sqlmodel.sql.sqltypes.AutoString(length=2000), nullable=False),
-        sa.Column("created_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
-        sa.ForeignKeyConstraint(["attempt_id"], ["attempt.id"], ondelete="CASCADE"),
-        sa.ForeignKeyConstraint(
-            ["learner_id"],
-            ["user.id"],
-        ),
-        sa.PrimaryKeyConstraint("id"),
-    )
-    with op.batch_alter_table("explanation", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_explanation_attempt_id"), ["attempt_id"], unique=False)
-
-    op.create_table(
-        "metric_point",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("attempt_id", sa.Integer(), nullable=False),
-        sa.Column("name", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-        sa.Column("step", sa.Integer(), nullable=False),
-        sa.Column("value", sa.Float(), nullable=True),
-        sa.ForeignKeyConstraint(["attempt_id"], ["attempt.id"], ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("id"),
-    )
-    with op.batch_alter_table("metric_point", schema=None) as batch_op:
-        batch_op.create_index(
-            "ix_metric_point_attempt_name_step", ["attempt_id", "name", "step"], unique=False
-        )
-
     # Until accounts exist every attempt belongs to this local learner (id 1, LOCAL_LEARNER_ID).
     users = sa.table(
         "user",
@@ -128,14 +93,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("metric_point", schema=None) as batch_op:
-        batch_op.drop_index("ix_metric_point_attempt_name_step")
-
-    op.drop_table("metric_point")
-    with op.batch_alter_table("explanation", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_explanation_attempt_id"))
-
-    op.drop_table("explanation")
     with op.batch_alter_table("attempt", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_attempt_status"))
         batch_op.drop_index(batch_op.f("ix_attempt_learner_id"))

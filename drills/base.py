@@ -1,0 +1,101 @@
+"""The drill contract: knob schema, hypotheses, charts, the reporter and the run outcome."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+SignatureValue = float | int | bool | str | None
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting a learner may turn before a run."""
+
+    name: str
+    kind: Literal["int", "float", "choice"]
+    default: int | float | str
+    help: str
+    # Allowed values for "choice"; an "int" knob may also restrict itself to a few values.
+    choices: tuple[int | float | str, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    log_scale: bool = False  # UI hint only, e.g. for a learning rate
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    key: str  # stable identifier, e.g. "fits" or "labels-detached"
+    text: str  # one sentence a learner can pick as their leading hypothesis
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    title: str
+    metrics: tuple[str, ...]  # metric names plotted as traces on this chart
+    y_label: str
+    log_y: bool = False
+
+
+@dataclass(frozen=True)
+class Observation:
+    key: str  # a signature key
+    label: str
+    reference: str | None = None  # signature key holding the theoretical expectation
+
+
+class Reporter(Protocol):
+    def metric(self, name: str, step: int, value: float) -> None:
+        """Record one point of a metric series. `value` must be finite."""
+
+
+@dataclass
+class DrillOutcome:
+    """What a drill hands back after a run (or attaches to a DrillError)."""
+
+    signature: dict[str, SignatureValue]
+    diagnostics: dict[str, Any]  # must include "parameters": the health audit rows
+    inputs: dict[str, Any]  # shapes, a digest of the batch, a few decoded examples
+    error: str | None = None  # a clear, expected problem the run ended with
+
+
+class DrillError(Exception):
+    """An expected failure a drill detects mid-run, e.g. a batch with nothing to supervise.
+
+    The runner turns it into status "error" with this message and keeps whatever partial
+    outcome the drill attached, so the learner still sees the evidence that led to it.
+    """
+
+    def __init__(self, message: str, *, outcome: DrillOutcome | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+class Drill(ABC):
+    """A drill: a symptom, the knobs to explore it, and a real training job to run."""
+
+    slug: str
+    title: str
+    summary: str  # one line
+    symptom: str  # what the learner sees first
+    scenario: str  # the setup in two or three sentences
+    version: str  # bump when the numbers a run produces change
+    knobs: tuple[Knob, ...]
+    hypotheses: tuple[Hypothesis, ...]
+    charts: tuple[Chart, ...]
+    observations: tuple[Observation, ...]
+
+    @abstractmethod
+    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+        """Train with resolved knobs; global torch seeding is already done by the runner."""
+
+    @abstractmethod
+    def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
+        """The hypothesis key the *observed numbers* support.
+
+        Classify from the signature, never from the knob values: the point is to check the
+        learner's prediction against what the run actually showed.
+        """

@@ -1,0 +1,92 @@
+"""Turn raw knob values (CLI strings, form fields or JSON) into validated, typed values."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from drills.base import Drill, Knob
+
+
+class KnobError(ValueError):
+    """A knob value the drill cannot accept; `.knob` names the knob (None if unnamed)."""
+
+    def __init__(self, knob: str | None, problem: str) -> None:
+        message = f"knob {knob!r}: {problem}" if knob is not None else problem
+        super().__init__(message)
+        self.knob = knob
+
+
+def resolve_knobs(drill: Drill, raw: Mapping[str, object]) -> dict[str, Any]:
+    """Validate `raw` against the drill's knobs and fill in defaults for the rest."""
+    by_name = {knob.name: knob for knob in drill.knobs}
+    for name in raw:
+        if name not in by_name:
+            known = ", ".join(sorted(by_name))
+            raise KnobError(name, f"unknown knob for drill {drill.slug!r} (known: {known})")
+    resolved: dict[str, Any] = {}
+    for knob in drill.knobs:
+        value = raw[knob.name] if knob.name in raw else knob.default
+        resolved[knob.name] = resolve_knob(knob, value)
+    return resolved
+
+
+def resolve_knob(knob: Knob, value: object) -> int | float | str:
+    if knob.kind == "int":
+        typed: int | float | str = _as_int(knob.name, value)
+    elif knob.kind == "float":
+        typed = _as_float(knob.name, value)
+    else:
+        typed = _as_choice(knob, value)
+    if knob.choices is not None and typed not in knob.choices:
+        allowed = ", ".join(str(choice) for choice in knob.choices)
+        raise KnobError(knob.name, f"{value!r} is not one of: {allowed}")
+    if isinstance(typed, int | float):
+        if knob.minimum is not None and typed < knob.minimum:
+            raise KnobError(knob.name, f"{typed!r} is below the minimum {knob.minimum!r}")
+        if knob.maximum is not None and typed > knob.maximum:
+            raise KnobError(knob.name, f"{typed!r} is above the maximum {knob.maximum!r}")
+    return typed
+
+
+def _as_int(name: str, value: object) -> int:
+    # bool is a subclass of int, and a float such as 1.5 would silently truncate: refuse both.
+    if isinstance(value, bool) or isinstance(value, float):
+        raise KnobError(name, f"expected an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise KnobError(name, f"expected an integer, got {value!r}") from None
+    raise KnobError(name, f"expected an integer, got {type(value).__name__}")
+
+
+def _as_float(name: str, value: object) -> float:
+    if isinstance(value, bool):
+        raise KnobError(name, f"expected a number, got {value!r}")
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise KnobError(name, f"expected a number, got {value!r}") from None
+    else:
+        raise KnobError(name, f"expected a number, got {type(value).__name__}")
+    if not math.isfinite(number):
+        raise KnobError(name, f"expected a finite number, got {value!r}")
+    return number
+
+
+def _as_choice(knob: Knob, value: object) -> int | float | str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise KnobError(knob.name, f"expected one of the listed choices, got {value!r}")
+    for choice in knob.choices or ():
+        # Strings from a form or the CLI match a choice by its text; JSON values by equality.
+        if value == choice or (isinstance(value, str) and value.strip() == str(choice)):
+            return choice
+    allowed = ", ".join(str(choice) for choice in knob.choices or ())
+    raise KnobError(knob.name, f"{value!r} is not one of: {allowed}")

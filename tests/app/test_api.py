@@ -1,0 +1,162 @@
+"""The JSON API against real worker processes: create, follow, fetch, and reject bad input."""
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import Session, func, select
+
+from app.models import Attempt, MetricPoint
+from tests.conftest import PREDICTION, wait_until_final
+
+
+def attempt_count(client: TestClient) -> int:
+    with Session(client.app.state.engine) as session:  # type: ignore[attr-defined]
+        return session.exec(select(func.count()).select_from(Attempt)).one()
+
+
+def create(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post(
+        "/api/attempts", json={"drill": "overfit-one-batch", **PREDICTION, **body}
+    )
+    assert response.status_code == 202, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+def test_drills_are_listed_with_their_knob_schema(client: TestClient) -> None:
+    drills = client.get("/api/drills").json()
+    overfit = next(d for d in drills if d["slug"] == "overfit-one-batch")
+    knobs = {knob["name"]: knob for knob in overfit["knobs"]}
+    assert set(knobs) >= {"examples", "bug", "lr", "steps"}
+    assert "shuffled-labels" in knobs["bug"]["choices"]
+    assert client.get("/api/drills/overfit-one-batch").json()["slug"] == "overfit-one-batch"
+    assert client.get("/api/drills/no-such-drill").status_code == 404
+
+
+def test_a_created_attempt_runs_in_a_worker_and_stores_its_evidence(client: TestClient) -> None:
+    created = create(client, knobs={"bug": "shuffled-labels"}, seed=4)
+    assert created["status"] == "queued"
+    assert created["urls"]["events"] == f"/api/attempts/{created['id']}/events"
+    assert "--set bug=shuffled-labels" in created["command"] and "--seed 4" in created["command"]
+
+    attempt = wait_until_final(client, created["id"])
+    assert attempt["status"] == "succeeded", attempt["error"]
+    assert attempt["hypothesis"] == "fits" and attempt["prediction"] == PREDICTION["prediction"]
+    assert attempt["knobs"] == {"examples": 8, "bug": "shuffled-labels", "lr": 0.01, "steps": 200}
+    assert len(attempt["metrics"]["loss"]) == 200
+    signature = attempt["signature"]
+    # Shuffled labels stall at the entropy of the batch's labels (ln 4 here), not at zero.
+    assert (
+        abs(signature["final_loss"] - signature["label_entropy"])
+        < 0.15 * signature["label_entropy"]
+    )
+    assert attempt["observed_hypothesis"] != "fits" and attempt["prediction_matched"] is False
+    assert attempt["environment"]["threads"] == 1
+    assert {row["name"] for row in attempt["diagnostics"]["parameters"]}
+    assert attempt["worker"].startswith("tcp://127.0.0.1:")
+    assert attempt["started_at"] and attempt["finished_at"] and attempt["compute_s"] > 0
+
+
+def test_the_stored_command_replays_to_the_same_digest(client: TestClient) -> None:
+    attempt = wait_until_final(client, create(client, knobs={"steps": 60}, seed=7)["id"])
+    replay = subprocess.run(
+        [sys.executable, *attempt["command"].split()[1:], "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(replay.stdout)["digest"] == attempt["digest"]
+
+
+def test_the_event_stream_delivers_points_then_done(client: TestClient) -> None:
+    created = create(client, knobs={"steps": 300})
+    events: list[tuple[str, str]] = []
+    with client.stream("GET", created["urls"]["events"]) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        name = ""
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("data:"):
+                events.append((name, line.split(":", 1)[1].strip()))
+                if name == "done":
+                    break
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "done" and "points" in kinds
+    streamed = [p for kind, data in events if kind == "points" for p in json.loads(data)["points"]]
+    loss_steps = [step for name, step, _ in streamed if name == "loss"]
+    assert loss_steps == sorted(loss_steps) and len(set(loss_steps)) == len(loss_steps)
+    assert events[-1][1] == "succeeded"
+
+
+def test_a_finished_stream_replays_everything_stored(client: TestClient) -> None:
+    created = create(client, knobs={"steps": 50})
+    wait_until_final(client, created["id"])
+    body = client.get(created["urls"]["events"]).text
+    assert "event: done" in body and body.count('"loss"') == 50
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "names"),
+    [
+        ({"drill": "no-such-drill"}, 404, "no-such-drill"),
+        ({"knobs": {"colour": "red"}}, 422, "colour"),
+        ({"knobs": {"lr": "fast"}}, 422, "lr"),
+        ({"knobs": {"lr": 1e9}}, 422, "lr"),
+        ({"knobs": {"steps": 2.5}}, 422, "steps"),
+        ({"knobs": {"examples": 3}}, 422, "examples"),
+        ({"knobs": {"bug": "gremlins"}}, 422, "bug"),
+        ({"hypothesis": "telepathy"}, 422, "hypothesis"),
+        ({"prediction": "   "}, 422, "prediction"),
+        ({"prediction": "x" * 2001}, 422, "prediction"),
+        ({"seed": -1}, 422, "seed"),
+    ],
+)
+def test_bad_input_is_rejected_by_name_and_stores_nothing(
+    client: TestClient, body: dict[str, Any], status: int, names: str
+) -> None:
+    before = attempt_count(client)
+    response = client.post(
+        "/api/attempts", json={"drill": "overfit-one-batch", **PREDICTION, **body}
+    )
+    assert response.status_code == status
+    assert names in response.text
+    assert attempt_count(client) == before
+
+
+def test_a_missing_prediction_is_a_422(client: TestClient) -> None:
+    response = client.post(
+        "/api/attempts", json={"drill": "overfit-one-batch", "hypothesis": "fits"}
+    )
+    assert response.status_code == 422 and "prediction" in response.text
+
+
+def test_an_unknown_attempt_is_a_404(client: TestClient) -> None:
+    assert client.get("/api/attempts/999999").status_code == 404
+    assert client.get("/api/attempts/999999/events").status_code == 404
+
+
+def test_metric_points_are_stored_once_per_step(client: TestClient) -> None:
+    attempt = wait_until_final(client, create(client, knobs={"steps": 40})["id"])
+    with Session(client.app.state.engine) as session:  # type: ignore[attr-defined]
+        steps = session.exec(
+            select(MetricPoint.step).where(
+                MetricPoint.attempt_id == attempt["id"], MetricPoint.name == "loss"
+            )
+        ).all()
+    assert sorted(steps) == list(range(40))
+
+
+def test_openapi_documents_the_api(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {
+        "/api/drills",
+        "/api/drills/{slug}",
+        "/api/attempts",
+        "/api/attempts/{attempt_id}",
+        "/api/attempts/{attempt_id}/events",
+    } <= set(paths)

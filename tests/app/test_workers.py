@@ -1,0 +1,98 @@
+"""What happens to an attempt when its worker dies, overruns its limits, or the server restarts."""
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlmodel import Session
+
+from app.config import Settings
+from app.main import create_app
+from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus
+from tests.conftest import PREDICTION, wait_for_status, wait_until_final
+
+LONG_RUN = {"steps": 2000, "examples": 8}
+
+
+def start(client: TestClient, **knobs: Any) -> int:
+    response = client.post(
+        "/api/attempts", json={"drill": "overfit-one-batch", **PREDICTION, "knobs": knobs}
+    )
+    assert response.status_code == 202, response.text
+    attempt_id: int = response.json()["id"]
+    return attempt_id
+
+
+def test_a_worker_killed_mid_run_fails_the_attempt_and_the_pool_keeps_serving(
+    client: TestClient,
+) -> None:
+    attempt_id = start(client, **LONG_RUN)
+    wait_for_status(client, attempt_id, "running")
+    address = client.get(f"/api/attempts/{attempt_id}").json()["worker"]
+    runner = client.app.state.runner  # type: ignore[attr-defined]
+    pid = runner.client.run(os.getpid, workers=[address])[address]
+
+    os.kill(pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    attempt = wait_until_final(client, attempt_id, timeout=20)
+    assert attempt["status"] == "failed"
+    assert "worker process" in attempt["error"] and "died" in attempt["error"]
+    assert time.monotonic() - killed_at < 10
+
+    retry = wait_until_final(client, start(client, steps=50), timeout=60)
+    assert retry["status"] == "succeeded", retry["error"]
+
+
+def test_a_run_over_its_time_limit_ends_timed_out(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings(time_limit_s=0.2))) as client:
+        attempt = wait_until_final(client, start(client, **LONG_RUN))
+    assert attempt["status"] == "timed_out"
+    assert "0.2" in attempt["error"]
+    # What ran before the limit is kept as evidence.
+    assert 0 < len(attempt["metrics"]["loss"]) < LONG_RUN["steps"]
+
+
+def test_a_run_over_its_memory_cap_ends_resource_limit(
+    make_settings: Callable[..., Settings],
+) -> None:
+    # A warm worker already holds a few hundred MB, so a 50 MB cap trips at the first check.
+    with TestClient(create_app(make_settings(memory_limit_mb=50))) as client:
+        attempt = wait_until_final(client, start(client, steps=200))
+    assert attempt["status"] == "resource_limit"
+    assert "memory" in attempt["error"].lower()
+
+
+def test_a_restart_ends_attempts_left_running(make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings()
+    app = create_app(settings)
+    with Session(app.state.engine) as session:
+        for status in (AttemptStatus.queued, AttemptStatus.running):
+            session.add(
+                Attempt(
+                    learner_id=LOCAL_LEARNER_ID,
+                    drill_slug="overfit-one-batch",
+                    drill_version="1",
+                    hypothesis="fits",
+                    prediction_text="zero",
+                    knobs={},
+                    seed=0,
+                    command="python -m drills run overfit-one-batch --seed 0",
+                    status=status,
+                )
+            )
+        session.commit()
+    with TestClient(app) as client:
+        for attempt_id in (1, 2):
+            attempt = client.get(f"/api/attempts/{attempt_id}").json()
+            assert attempt["status"] == "failed"
+            assert "restarted" in attempt["error"]
+
+
+def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url: str) -> None:
+    settings = Settings(environment="test", database_url=database_url, workers=1)
+    with TestClient(create_app(settings)) as client:
+        attempt = wait_until_final(client, start(client, steps=30))
+    assert attempt["status"] == "succeeded", attempt["error"]

@@ -1,0 +1,32 @@
+import json
+
+from drills.catalogue import describe
+from drills.registry import get_drill
+
+
+def test_describe_is_plain_json() -> None:
+    description = describe(get_drill("overfit-one-batch"))
+    assert json.loads(json.dumps(description, allow_nan=False)) == description
+    assert set(description) == {
+        "slug", "title", "summary", "symptom", "scenario", "version", "knobs", "hypotheses",
+        "charts", "observations",
+    }  # fmt: skip
+
+
+def test_knobs_keep_their_schema() -> None:
+    knobs = {knob["name"]: knob for knob in describe(get_drill("overfit-one-batch"))["knobs"]}
+    assert knobs["examples"]["choices"] == [1, 2, 5, 8]
+    assert knobs["lr"]["kind"] == "float" and knobs["lr"]["log_scale"] is True
+    assert set(knobs["lr"]) == {
+        "name", "kind", "default", "help", "choices", "minimum", "maximum", "log_scale",
+    }  # fmt: skip
+
+
+def test_charts_and_hypotheses() -> None:
+    description = describe(get_drill("overfit-one-batch"))
+    charts = {chart["key"]: chart for chart in description["charts"]}
+    assert charts["grad_norm"] == {
+        "key": "grad_norm", "title": "Gradient norm", "metrics": ["grad_norm"],
+        "y_label": "L2 norm", "log_y": True,
+    }  # fmt: skip
+    assert {"key", "text"} == set(description["hypotheses"][0])

@@ -1,0 +1,28 @@
+import pytest
+
+from drills.recorder import MetricPoint, MetricRecorder
+
+
+def test_points_flush_by_interval_and_at_the_end() -> None:
+    now = [0.0]
+    batches: list[list[MetricPoint]] = []
+    recorder = MetricRecorder(batches.append, flush_interval_s=1.0, clock=lambda: now[0])
+    for step in range(5):
+        recorder.metric("loss", step, float(step))
+        now[0] += 0.5  # one second passes every second point after the first
+    recorder.flush()
+    assert [len(batch) for batch in batches] == [3, 2]
+    assert recorder.series == {"loss": [[0, 0.0], [1, 1.0], [2, 2.0], [3, 3.0], [4, 4.0]]}
+
+
+def test_no_emit_still_records() -> None:
+    recorder = MetricRecorder()
+    recorder.metric("loss", 0, 1)
+    recorder.flush()
+    assert recorder.series == {"loss": [[0, 1.0]]}
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_nonfinite_values_are_refused(value: float) -> None:
+    with pytest.raises(ValueError, match="report finite values"):
+        MetricRecorder().metric("loss", 3, value)

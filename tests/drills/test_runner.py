@@ -1,0 +1,110 @@
+import json
+from typing import Any
+
+import pytest
+import torch
+
+from drills.base import DrillOutcome, Reporter
+from drills.knobs import KnobError
+from drills.overfit_one_batch import OverfitOneBatch
+from drills.recorder import MetricPoint
+from drills.registry import UnknownDrill
+from drills.runner import run_drill
+
+SLUG = "overfit-one-batch"
+
+
+def test_the_record_is_complete_and_strict_json() -> None:
+    record = run_drill(SLUG, {"steps": "30"}, 5)
+    assert record["drill"] == SLUG
+    assert record["drill_version"] == "1"
+    assert record["knobs"] == {"bug": "none", "examples": 8, "lr": 0.01, "steps": 30}
+    assert record["seed"] == 5
+    assert record["command"].endswith("--set steps=30 --seed 5")
+    assert record["status"] == "ok" and record["error"] is None
+    assert len(record["metrics"]["loss"]) == 30
+    assert record["environment"]["threads"] == 1
+    assert record["environment"]["deterministic"] is True
+    assert record["environment"]["torch"] == torch.__version__
+    assert record["environment"]["cpu_capability"]
+    assert len(record["digest"]) == 64
+    assert record["timings"]["compute_s"] > 0
+    json.dumps(record, allow_nan=False)
+
+
+def test_same_inputs_give_the_same_digest() -> None:
+    first = run_drill(SLUG, {"bug": "randomness-on", "steps": 40}, 3)
+    again = run_drill(SLUG, {"bug": "randomness-on", "steps": 40}, 3)
+    other = run_drill(SLUG, {"bug": "randomness-on", "steps": 40}, 4)
+    assert first["digest"] == again["digest"]
+    assert first["digest"] != other["digest"]
+
+
+def test_emit_receives_batches_that_add_up_to_the_metrics() -> None:
+    batches: list[list[MetricPoint]] = []
+    record = run_drill(SLUG, {"steps": 300}, 0, emit=batches.append, flush_interval_s=0.01)
+    assert len(batches) > 1
+    streamed: dict[str, list[list[float]]] = {}
+    for batch in batches:
+        for name, step, value in batch:
+            streamed.setdefault(name, []).append([step, value])
+    assert streamed == record["metrics"]
+
+
+@pytest.mark.parametrize(
+    ("slug", "knobs", "seed", "error"),
+    [
+        ("nope", {}, 0, UnknownDrill),
+        (SLUG, {"lr": "fast"}, 0, KnobError),
+        (SLUG, {}, -1, ValueError),
+        (SLUG, {}, 1.5, ValueError),
+        (SLUG, {}, True, ValueError),
+    ],
+)
+def test_bad_requests_raise_before_anything_runs(
+    slug: str, knobs: dict[str, object], seed: Any, error: type[Exception]
+) -> None:
+    emitted: list[list[MetricPoint]] = []
+    with pytest.raises(error):
+        run_drill(slug, knobs, seed, emit=emitted.append)
+    assert emitted == []
+
+
+def test_unknown_drill_message_lists_the_known_ones() -> None:
+    with pytest.raises(UnknownDrill, match="unknown drill 'nope' \\(known: overfit-one-batch\\)"):
+        run_drill("nope", {}, 0)
+
+
+def test_an_unexpected_exception_becomes_an_error_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: OverfitOneBatch, knobs: dict[str, Any], seed: int, report: Reporter) -> Any:
+        report.metric("loss", 0, 1.0)
+        raise RuntimeError("shape mismatch somewhere")
+
+    monkeypatch.setattr(OverfitOneBatch, "run", broken)
+    record = run_drill(SLUG, {}, 0)
+    assert record["status"] == "error"
+    assert record["error"] == "RuntimeError: shape mismatch somewhere"
+    assert record["metrics"] == {"loss": [[0, 1.0]]}
+    assert record["observed"] is None
+
+
+def test_a_nonfinite_metric_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    def nan_curve(self: OverfitOneBatch, knobs: dict[str, Any], seed: int, report: Reporter) -> Any:
+        report.metric("loss", 0, float("nan"))
+        return DrillOutcome({}, {"parameters": []}, {})
+
+    monkeypatch.setattr(OverfitOneBatch, "run", nan_curve)
+    record = run_drill(SLUG, {}, 0)
+    assert record["status"] == "error"
+    assert "metric 'loss' at step 0 is nan" in record["error"]
+
+
+def test_nonfinite_numbers_in_a_signature_stay_json_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    def odd(self: OverfitOneBatch, knobs: dict[str, Any], seed: int, report: Reporter) -> Any:
+        signature = {"final_loss": float("inf"), "eval_loss": float("nan")}
+        return DrillOutcome(signature, {"parameters": []}, {})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OverfitOneBatch, "run", odd)
+    record = run_drill(SLUG, {}, 0)
+    assert record["signature"]["final_loss"] == "inf"
+    json.dumps(record, allow_nan=False)
