@@ -24,11 +24,11 @@ types: $(VENV)/.installed
 pytest: $(VENV)/.installed vendor browser
 	$(BIN)/python -m pytest
 
-# The lock file pins every package; torch==2.13.0 resolves to the CPU wheel on this kind of machine.
-$(VENV)/.installed: requirements.lock pyproject.toml
+# The lock files pin every package; torch==2.13.0 resolves to the CPU wheel on this kind of machine.
+$(VENV)/.installed: requirements.lock requirements-dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet -r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 

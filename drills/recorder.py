@@ -25,7 +25,8 @@ class MetricRecorder:
         self._flush_interval_s = flush_interval_s
         self._clock = clock
         self._pending: list[MetricPoint] = []
-        self._last_flush = clock()
+        # The first point goes out at once, so the learner sees the run start without waiting.
+        self._last_flush = clock() - flush_interval_s
 
     def metric(self, name: str, step: int, value: float) -> None:
         value = float(value)

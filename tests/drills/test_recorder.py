@@ -9,9 +9,10 @@ def test_points_flush_by_interval_and_at_the_end() -> None:
     recorder = MetricRecorder(batches.append, flush_interval_s=1.0, clock=lambda: now[0])
     for step in range(5):
         recorder.metric("loss", step, float(step))
-        now[0] += 0.5  # one second passes every second point after the first
+        now[0] += 0.5  # one flush interval passes every second point
     recorder.flush()
-    assert [len(batch) for batch in batches] == [3, 2]
+    # The first point goes out at once; after that, one batch per interval.
+    assert [len(batch) for batch in batches] == [1, 2, 2]
     assert recorder.series == {"loss": [[0, 0.0], [1, 1.0], [2, 2.0], [3, 3.0], [4, 4.0]]}
 
 
