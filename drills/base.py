@@ -35,7 +35,10 @@ class Hypothesis:
 class Chart:
     key: str
     title: str
-    metrics: tuple[str, ...]  # metric names plotted as traces on this chart
+    # Metric names plotted as traces on this chart. A name ending in "*" is a prefix: every series
+    # whose name starts with it gets a trace, in order of first appearance (multi-run charts,
+    # e.g. "loss@*" plots "loss@lr=1e-06", "loss@lr=0.01", ...).
+    metrics: tuple[str, ...]
     y_label: str
     log_y: bool = False
 
