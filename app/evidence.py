@@ -102,7 +102,8 @@ def metric_series(session: Session, *, attempt_id: int) -> dict[str, list[list[A
     rows = session.exec(
         select(MetricPoint)
         .where(MetricPoint.attempt_id == attempt_id)
-        .order_by(col(MetricPoint.name), col(MetricPoint.step))
+        # Insertion order: series come out in the order the drill first reported them.
+        .order_by(col(MetricPoint.id))
     ).all()
     series: dict[str, list[list[Any]]] = defaultdict(list)
     for row in rows:

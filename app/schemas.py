@@ -10,7 +10,7 @@ class AttemptCreate(BaseModel):
     drill: str = Field(max_length=64, description="Drill slug, e.g. overfit-one-batch")
     hypothesis: str = Field(max_length=64, description="Key of the leading hypothesis")
     prediction: str = Field(max_length=2000, description="What you expect to see, in a sentence")
-    knobs: dict[str, str | int | float] = Field(default_factory=dict)
+    knobs: dict[str, str | int | float | list[float]] = Field(default_factory=dict)
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
 
 

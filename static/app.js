@@ -20,9 +20,19 @@
   // -- Charts --------------------------------------------------------------------------------
   const COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
 
-  function traceFor(metric, points, index) {
+  // A chart metric ending in "*" is a prefix: every series starting with it gets a trace.
+  function matches(pattern, name) {
+    return pattern.endsWith("*") ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
+  }
+
+  function legendName(spec, name) {
+    const prefix = spec.metrics.find((p) => p.endsWith("*") && matches(p, name));
+    return prefix ? name.slice(prefix.length - 1) : name;
+  }
+
+  function traceFor(spec, metric, points, index) {
     return {
-      name: metric,
+      name: legendName(spec, metric),
       mode: "lines",
       line: { width: 2, color: COLORS[index % COLORS.length] },
       x: points.map((p) => p[0]),
@@ -34,19 +44,27 @@
     if (figure.dataset.drawn) return;
     const spec = JSON.parse(figure.dataset.chart);
     const series = JSON.parse(figure.dataset.series || "{}");
+    const available = Object.keys(series);
+    // Exact metrics always get a trace (so a live chart can grow); prefixes only once seen.
+    const names = [];
+    spec.metrics.forEach((pattern) => {
+      if (!pattern.endsWith("*")) names.push(pattern);
+      else available.filter((n) => matches(pattern, n) && !names.includes(n)).forEach((n) => names.push(n));
+    });
     const plot = document.createElement("div");
     plot.className = "plot";
     figure.appendChild(plot);
-    const traces = spec.metrics.map((m, i) => traceFor(m, series[m] || [], i));
+    const traces = names.map((m, i) => traceFor(spec, m, series[m] || [], i));
     const layout = {
       margin: { l: 56, r: 16, t: 8, b: 40 },
       height: 240,
-      showlegend: spec.metrics.length > 1,
+      showlegend: names.length > 1 || spec.metrics.some((p) => p.endsWith("*")),
       legend: { orientation: "h" },
       xaxis: { title: { text: "step" } },
       yaxis: { title: { text: spec.y_label }, type: spec.log_y ? "log" : "linear" },
     };
     Plotly.newPlot(plot, traces, layout, { displayModeBar: false, responsive: true });
+    figure.traceNames = names;
     figure.dataset.drawn = "1";
     figure.dataset.points = String(traces.reduce((n, t) => n + t.x.length, 0));
   }
@@ -60,11 +78,18 @@
     container.querySelectorAll("figure.chart").forEach((figure) => {
       const spec = JSON.parse(figure.dataset.chart);
       const plot = figure.querySelector(".plot");
-      if (!plot) return;
-      const xs = spec.metrics.map(() => []);
-      const ys = spec.metrics.map(() => []);
+      if (!plot || !figure.traceNames) return;
+      const names = figure.traceNames;
+      points.forEach(([metric]) => {
+        if (!names.includes(metric) && spec.metrics.some((p) => matches(p, metric))) {
+          Plotly.addTraces(plot, traceFor(spec, metric, [], names.length));
+          names.push(metric);
+        }
+      });
+      const xs = names.map(() => []);
+      const ys = names.map(() => []);
       points.forEach(([metric, step, value]) => {
-        const i = spec.metrics.indexOf(metric);
+        const i = names.indexOf(metric);
         if (i >= 0) {
           xs[i].push(step);
           ys[i].push(value);
@@ -72,7 +97,7 @@
       });
       const added = xs.reduce((n, x) => n + x.length, 0);
       if (added === 0) return;
-      Plotly.extendTraces(plot, { x: xs, y: ys }, spec.metrics.map((_, i) => i));
+      Plotly.extendTraces(plot, { x: xs, y: ys }, names.map((_, i) => i));
       figure.dataset.points = String(Number(figure.dataset.points || 0) + added);
     });
   }
