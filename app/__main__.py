@@ -1,12 +1,27 @@
-"""`python -m app serve` runs the web app; `python -m app migrate` upgrades the database."""
+"""Operator commands: `python -m app serve | migrate | create-admin USER | set-password USER`."""
 
 import argparse
+import getpass
 import logging
+import sys
 
 import uvicorn
+from sqlmodel import Session
 
+from app.accounts import AccountError, create_user, find_user, set_password
 from app.config import Settings
+from app.db import make_engine
 from app.migrate import upgrade
+from app.models import Role
+
+
+def read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass("Password: ")
+    if first != getpass.getpass("Again: "):
+        sys.exit("the two passwords differ")
+    return first
 
 
 def main() -> None:
@@ -16,6 +31,15 @@ def main() -> None:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     commands.add_parser("migrate", help="upgrade the database to the newest schema")
+    for name, text in (
+        ("create-admin", "create an admin account (the first one comes from here)"),
+        ("set-password", "set the password of an existing account"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("username")
+        command.add_argument(
+            "--password-stdin", action="store_true", help="read the password from standard input"
+        )
     args = parser.parse_args()
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -23,9 +47,32 @@ def main() -> None:
     if args.command == "migrate":
         upgrade(settings.database_url)
         return
-    from app.main import create_app
+    if args.command == "serve":
+        from app.main import create_app
 
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        return
+
+    engine = make_engine(settings.database_url)
+    with Session(engine) as session:
+        try:
+            if args.command == "create-admin":
+                user = create_user(
+                    session,
+                    username=args.username,
+                    display_name=args.username,
+                    password=read_password(args.password_stdin),
+                    role=Role.admin,
+                )
+                print(f"created admin {user.username!r}")
+            else:
+                account = find_user(session, args.username)
+                if account is None:
+                    sys.exit(f"no account called {args.username!r}")
+                set_password(session, user=account, password=read_password(args.password_stdin))
+                print(f"password of {account.username!r} set")
+        except AccountError as error:
+            sys.exit(f"{error.field}: {error.message}")
 
 
 if __name__ == "__main__":

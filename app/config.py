@@ -26,9 +26,15 @@ class Settings(BaseSettings):
     # Dask's nanny kills a worker process above this (a backstop for a single huge allocation).
     worker_memory_limit: str = "4GiB"
     max_text_length: int = 2000
+    # Signs session cookies. Required in prod; dev and test keep a generated one in var/.
+    secret_key: str | None = None
+    login_max_failures: int = Field(default=5, ge=1)
+    login_window_s: float = Field(default=300.0, gt=0)
 
     @model_validator(mode="after")
     def _refuse_unsafe_outside_dev(self) -> "Settings":
+        if self.environment == "prod" and not self.secret_key:
+            raise ValueError("DRILLBOOK_SECRET_KEY must be set when DRILLBOOK_ENVIRONMENT=prod")
         if (
             self.environment == "prod"
             and self.scheduler_address
@@ -37,6 +43,11 @@ class Settings(BaseSettings):
             # Dask's TCP protocol is unauthenticated: in production it must run over TLS.
             raise ValueError("DRILLBOOK_SCHEDULER_ADDRESS must use tls:// when environment=prod")
         return self
+
+    @property
+    def secure_cookies(self) -> bool:
+        # Local development runs on plain http://127.0.0.1; everywhere else cookies need HTTPS.
+        return self.environment == "prod"
 
     @property
     def sqlite_path(self) -> Path | None:

@@ -7,12 +7,18 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy import Engine
 from sqlmodel import Session
 
+from app.access import can_manage_cohort, can_read_work_of
 from app.broker import AttemptEventBroker
 from app.config import Settings
-from app.models import LOCAL_LEARNER_ID, Attempt
+from app.models import Attempt, Cohort, Role, Submission, User
 from app.runner.dispatcher import AttemptRunner
+from app.security.throttle import LoginThrottle
 from drills.base import Drill
 from drills.registry import UnknownDrill, get_drill
+
+
+class LoginRequired(Exception):
+    """Raised by dependencies; answered with 401 on the API and a redirect to /login on pages."""
 
 
 def get_settings(request: Request) -> Settings:
@@ -40,9 +46,52 @@ def get_broker(request: Request) -> AttemptEventBroker:
     return broker
 
 
-def current_learner_id() -> int:
-    # Accounts come later; until then every request acts as the local learner.
-    return LOCAL_LEARNER_ID
+def get_throttle(request: Request) -> LoginThrottle:
+    throttle: LoginThrottle = request.app.state.login_throttle
+    return throttle
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+EngineDep = Annotated[Engine, Depends(get_engine)]
+SessionDep = Annotated[Session, Depends(get_session)]
+RunnerDep = Annotated[AttemptRunner, Depends(get_runner)]
+BrokerDep = Annotated[AttemptEventBroker, Depends(get_broker)]
+ThrottleDep = Annotated[LoginThrottle, Depends(get_throttle)]
+
+
+def optional_user(request: Request, session: SessionDep) -> User | None:
+    user_id = request.session.get("uid")
+    user = session.get(User, user_id) if isinstance(user_id, int) else None
+    request.state.user = user  # for templates (the nav bar)
+    return user
+
+
+OptionalUserDep = Annotated[User | None, Depends(optional_user)]
+
+
+def current_user(user: OptionalUserDep) -> User:
+    if user is None:
+        raise LoginRequired()
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def current_instructor(user: CurrentUser) -> User:
+    if user.role not in (Role.instructor, Role.admin):
+        raise HTTPException(status_code=403, detail="Only instructors can do this.")
+    return user
+
+
+def current_admin(user: CurrentUser) -> User:
+    if user.role != Role.admin:
+        raise HTTPException(status_code=403, detail="Only admins can do this.")
+    return user
+
+
+InstructorDep = Annotated[User, Depends(current_instructor)]
+AdminDep = Annotated[User, Depends(current_admin)]
 
 
 def drill_from_path(slug: str) -> Drill:
@@ -52,21 +101,44 @@ def drill_from_path(slug: str) -> Drill:
         raise HTTPException(status_code=404, detail=f"No drill called {slug!r}.") from None
 
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
-EngineDep = Annotated[Engine, Depends(get_engine)]
-SessionDep = Annotated[Session, Depends(get_session)]
-RunnerDep = Annotated[AttemptRunner, Depends(get_runner)]
-BrokerDep = Annotated[AttemptEventBroker, Depends(get_broker)]
-LearnerIdDep = Annotated[int, Depends(current_learner_id)]
 DrillDep = Annotated[Drill, Depends(drill_from_path)]
 
 
-def own_attempt(attempt_id: int, session: SessionDep, learner_id: LearnerIdDep) -> Attempt:
+def readable_attempt(attempt_id: int, session: SessionDep, user: CurrentUser) -> Attempt:
     attempt = session.get(Attempt, attempt_id)
     # Someone else's attempt is reported exactly like a missing one.
-    if attempt is None or attempt.learner_id != learner_id:
+    if attempt is None or not can_read_work_of(session, user, attempt.learner_id):
         raise HTTPException(status_code=404, detail=f"No attempt {attempt_id}.")
     return attempt
 
 
-AttemptDep = Annotated[Attempt, Depends(own_attempt)]
+def own_attempt(
+    attempt: Annotated[Attempt, Depends(readable_attempt)], user: CurrentUser
+) -> Attempt:
+    if attempt.learner_id != user.id:
+        raise HTTPException(status_code=403, detail="Only the learner who ran it can change this.")
+    return attempt
+
+
+AttemptDep = Annotated[Attempt, Depends(readable_attempt)]
+OwnAttemptDep = Annotated[Attempt, Depends(own_attempt)]
+
+
+def readable_submission(submission_id: int, session: SessionDep, user: CurrentUser) -> Submission:
+    submission = session.get(Submission, submission_id)
+    if submission is None or not can_read_work_of(session, user, submission.learner_id):
+        raise HTTPException(status_code=404, detail=f"No submission {submission_id}.")
+    return submission
+
+
+SubmissionDep = Annotated[Submission, Depends(readable_submission)]
+
+
+def managed_cohort(cohort_id: int, session: SessionDep, user: CurrentUser) -> Cohort:
+    cohort = session.get(Cohort, cohort_id)
+    if cohort is None or not can_manage_cohort(user, cohort):
+        raise HTTPException(status_code=404, detail=f"No cohort {cohort_id}.")
+    return cohort
+
+
+CohortDep = Annotated[Cohort, Depends(managed_cohort)]

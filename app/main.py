@@ -4,18 +4,23 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware.sessions import SessionMiddleware
 
 from app import evidence
 from app.broker import AttemptEventBroker
 from app.config import ROOT, Settings
 from app.db import make_engine
-from app.routes import api, attempts, pages
+from app.deps import LoginRequired
+from app.routes import admin, api, attempts, auth, cohorts, pages, reviews, submissions
 from app.runner.dispatcher import AttemptRunner
 from app.runner.writer import EvidenceWriter
+from app.security.secret import session_secret
+from app.security.throttle import LoginThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +64,32 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.broker = broker
     app.state.runner = runner
+    app.state.login_throttle = LoginThrottle(
+        max_failures=settings.login_max_failures, window_s=settings.login_window_s
+    )
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=session_secret(
+            settings.secret_key,
+            environment=settings.environment,
+            fallback_file=ROOT / "var" / "session-secret",
+        ),
+        session_cookie="drillbook_session",
+        same_site="lax",
+        https_only=settings.secure_cookies,
+        max_age=14 * 24 * 3600,
+    )
+    app.add_exception_handler(LoginRequired, _login_required)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
-    app.include_router(pages.router)
-    app.include_router(attempts.router)
-    app.include_router(api.router)
+    for module in (auth, pages, attempts, submissions, reviews, cohorts, admin, api):
+        app.include_router(module.router)
     return app
+
+
+async def _login_required(request: Request, _: Exception) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"detail": "Log in first."}, status_code=401)
+    target = f"/login?next={request.url.path}"
+    if request.headers.get("HX-Request") == "true":
+        return Response(status_code=401, headers={"HX-Redirect": target})
+    return RedirectResponse(target, status_code=303)

@@ -14,6 +14,13 @@ class AttemptCreate(BaseModel):
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
 
 
+class SessionInfo(BaseModel):
+    user_id: int
+    username: str
+    role: str
+    csrf_token: str
+
+
 class AttemptLinks(BaseModel):
     self: str
     events: str

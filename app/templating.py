@@ -3,11 +3,22 @@
 import math
 from typing import Any
 
+from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from app.config import ROOT
+from app.markdown import render_markdown
+from app.security.csrf import csrf_token
 
-templates = Jinja2Templates(directory=ROOT / "templates")
+
+def _page_globals(request: Request) -> dict[str, Any]:
+    return {
+        "csrf_token": csrf_token(request),
+        "current_user": getattr(request.state, "user", None),
+    }
+
+
+templates = Jinja2Templates(directory=ROOT / "templates", context_processors=[_page_globals])
 
 
 def number(value: Any, digits: int = 4) -> str:
@@ -26,5 +37,6 @@ def number(value: Any, digits: int = 4) -> str:
 
 
 templates.env.filters["number"] = number
+templates.env.filters["markdown"] = render_markdown
 # Keep dict order in |tojson: metric series stay in the order the drill reported them.
 templates.env.policies["json.dumps_kwargs"] = {"sort_keys": False}

@@ -1,11 +1,12 @@
-"""What the attempt templates need, gathered in one place for the page and its partials."""
+"""What the templates need, gathered in one place for each page and its partials."""
 
 from typing import Any
 
 from sqlmodel import Session
 
-from app import evidence
-from app.models import Attempt
+from app import evidence, submissions
+from app.models import RUBRIC, Attempt, Submission, User
+from drills.base import Drill
 from drills.catalogue import describe
 from drills.registry import get_drill
 
@@ -34,4 +35,37 @@ def attempt_context(session: Session, attempt: Attempt) -> dict[str, Any]:
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
         "explanation": evidence.latest_explanation(session, attempt_id=attempt.id),
         "explanation_errors": {},
+    }
+
+
+def submission_versions(session: Session, versions: list[Submission]) -> list[dict[str, Any]]:
+    return [
+        {
+            "submission": version,
+            "reviews": submissions.reviews_of(session, submission_id=version.id),
+        }
+        for version in versions
+        if version.id is not None
+    ]
+
+
+def drill_page_context(session: Session, *, drill: Drill, user: User) -> dict[str, Any]:
+    assert user.id is not None
+    failed, fixed = submissions.candidates(session, drill=drill, learner_id=user.id)
+    draft: dict[str, str] = {}
+    if fixed:
+        assert fixed[0].id is not None
+        explanation = evidence.latest_explanation(session, attempt_id=fixed[0].id)
+        if explanation is not None:
+            draft = {name: getattr(explanation, name) for name in submissions.EXPLANATION_FIELDS}
+    versions = submissions.history(session, learner_id=user.id, drill_slug=drill.slug)
+    return {
+        "drill": describe(drill),
+        "history": evidence.attempts_for(session, learner_id=user.id, drill_slug=drill.slug),
+        "failed_candidates": failed,
+        "fixed_candidates": fixed,
+        "submission_draft": draft,
+        "submission_errors": {},
+        "versions": submission_versions(session, versions),
+        "rubric_labels": RUBRIC,
     }

@@ -15,11 +15,14 @@ class Knob:
     """One setting a learner may turn before a run."""
 
     name: str
-    kind: Literal["int", "float", "choice"]
-    default: int | float | str
+    # "float-list": a few distinct numbers, e.g. the learning rates of a sweep; written
+    # "1e-06,0.0001" on the command line and in forms, a JSON list in the API.
+    kind: Literal["int", "float", "choice", "float-list"]
+    default: int | float | str | tuple[float, ...]
     help: str
     # Allowed values for "choice"; an "int" knob may also restrict itself to a few values.
     choices: tuple[int | float | str, ...] | None = None
+    # Bounds of the value; for a "float-list", bounds of each number in it.
     minimum: float | None = None
     maximum: float | None = None
     log_scale: bool = False  # UI hint only, e.g. for a learning rate
@@ -90,6 +93,9 @@ class Drill(ABC):
     hypotheses: tuple[Hypothesis, ...]
     charts: tuple[Chart, ...]
     observations: tuple[Observation, ...]
+    # The hypothesis key a healthy run shows (the "fixed" side of a failed/fixed pair of
+    # evidence); None when the drill has no single healthy outcome.
+    healthy: str | None = None
 
     @abstractmethod
     def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:

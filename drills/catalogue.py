@@ -16,6 +16,7 @@ def describe(drill: Drill) -> dict[str, Any]:
         "symptom": drill.symptom,
         "scenario": drill.scenario,
         "version": drill.version,
+        "healthy": drill.healthy,
         # asdict keeps tuples; _jsonable makes them lists so the result is plain JSON.
         "knobs": [_jsonable(asdict(knob)) for knob in drill.knobs],
         "hypotheses": [asdict(hypothesis) for hypothesis in drill.hypotheses],

@@ -34,6 +34,7 @@ class OverfitOneBatch(Drill):
         "learning rate, predict where the loss will settle, then run it."
     )
     version = "1"
+    healthy = "fits"
     knobs = (
         Knob(
             "examples",

@@ -1,5 +1,6 @@
 """Shared fixtures: a migrated SQLite file per test, one real Dask cluster per session."""
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -8,11 +9,17 @@ from typing import Any
 import pytest
 from distributed import LocalCluster
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from sqlmodel import Session
 
+from app.accounts import create_user
 from app.config import Settings
 from app.main import create_app
 from app.migrate import upgrade
+from app.models import Role, User
 from app.runner.cluster import local_cluster
+
+PASSWORD = "correct horse battery staple"
 
 
 @pytest.fixture
@@ -36,16 +43,47 @@ def make_settings(database_url: str, cluster: LocalCluster) -> Callable[..., Set
             "environment": "test",
             "database_url": database_url,
             "scheduler_address": cluster.scheduler_address,
+            "secret_key": "test-only-session-key",
         }
         return Settings(**(values | overrides))
 
     return build
 
 
+def make_user(engine: Engine, username: str, role: Role = Role.learner) -> User:
+    with Session(engine) as session:
+        return create_user(
+            session, username=username, display_name=username.title(), password=PASSWORD, role=role
+        )
+
+
+def log_in(client: TestClient, username: str, password: str = PASSWORD) -> None:
+    """Log in through the real form (CSRF token included), then send the new session's token
+    as X-CSRF-Token on every later request, as htmx does."""
+    client.headers.pop("X-CSRF-Token", None)
+    page = client.get("/login").text
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    response = client.post(
+        "/login",
+        data={"username": username, "password": password, "csrf_token": token},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303, response.text
+    client.headers["X-CSRF-Token"] = client.get("/api/session").json()["csrf_token"]
+
+
 @pytest.fixture
-def client(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
+def anonymous(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
     with TestClient(create_app(make_settings())) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def client(anonymous: TestClient) -> TestClient:
+    """Logged in as the learner "learner-a"."""
+    make_user(anonymous.app.state.engine, "learner-a")  # type: ignore[attr-defined]
+    log_in(anonymous, "learner-a")
+    return anonymous
 
 
 PREDICTION = {"hypothesis": "fits", "prediction": "The loss drops to about zero."}

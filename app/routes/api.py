@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from sse_starlette import EventSourceResponse
 
 from app import evidence
@@ -10,19 +10,29 @@ from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
 from app.deps import (
     AttemptDep,
     BrokerDep,
+    CurrentUser,
     EngineDep,
-    LearnerIdDep,
     RunnerDep,
     SessionDep,
     SettingsDep,
     drill_from_path,
 )
-from app.schemas import AttemptCreate, AttemptCreated, AttemptPublic, attempt_links
+from app.schemas import AttemptCreate, AttemptCreated, AttemptPublic, SessionInfo, attempt_links
+from app.security.csrf import csrf_token
 from app.streams import attempt_events
 from drills.catalogue import describe
 from drills.registry import all_drills
 
 router = APIRouter(prefix="/api", tags=["api"])
+
+
+@router.get("/session")
+def session_info(request: Request, user: CurrentUser) -> SessionInfo:
+    """Who is logged in, and the CSRF token to send as X-CSRF-Token on POST requests."""
+    assert user.id is not None
+    return SessionInfo(
+        user_id=user.id, username=user.username, role=user.role, csrf_token=csrf_token(request)
+    )
 
 
 @router.get("/drills")
@@ -41,7 +51,7 @@ def create_attempt(
     session: SessionDep,
     runner: RunnerDep,
     settings: SettingsDep,
-    learner_id: LearnerIdDep,
+    user: CurrentUser,
 ) -> AttemptCreated:
     drill = drill_from_path(body.drill)
     request = AttemptRequest(
@@ -52,7 +62,7 @@ def create_attempt(
             session,
             runner,
             drill=drill,
-            learner_id=learner_id,
+            learner_id=user.saved_id,
             request=request,
             max_text=settings.max_text_length,
         )

@@ -1,34 +1,31 @@
 """Running a drill from its page, and the attempt's page and partials."""
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import evidence
 from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
-from app.deps import AttemptDep, DrillDep, LearnerIdDep, RunnerDep, SessionDep, SettingsDep
+from app.deps import (
+    AttemptDep,
+    CurrentUser,
+    DrillDep,
+    OwnAttemptDep,
+    RunnerDep,
+    SessionDep,
+    SettingsDep,
+)
+from app.forms import FormDep, is_htmx
 from app.models import Explanation
 from app.templating import templates
-from app.views import attempt_context
+from app.views import attempt_context, drill_page_context
 from drills.catalogue import describe
 
 router = APIRouter(tags=["attempts"], include_in_schema=False)
 
 KNOB_PREFIX = "knob."
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
-
-
-async def form_fields(request: Request) -> dict[str, str]:
-    form = await request.form()
-    return {key: value for key, value in form.items() if isinstance(value, str)}
-
-
-FormDep = Annotated[dict[str, str], Depends(form_fields)]
-
-
-def is_htmx(request: Request) -> bool:
-    return request.headers.get("HX-Request") == "true"
 
 
 @router.post("/drills/{slug}/attempts", response_model=None)
@@ -39,7 +36,7 @@ def run_from_page(
     session: SessionDep,
     runner: RunnerDep,
     settings: SettingsDep,
-    learner_id: LearnerIdDep,
+    user: CurrentUser,
 ) -> Response:
     knobs = {k[len(KNOB_PREFIX) :]: v for k, v in fields.items() if k.startswith(KNOB_PREFIX)}
     attempt_request = AttemptRequest(
@@ -53,7 +50,7 @@ def run_from_page(
             session,
             runner,
             drill=drill,
-            learner_id=learner_id,
+            learner_id=user.saved_id,
             request=attempt_request,
             max_text=settings.max_text_length,
         )
@@ -71,9 +68,9 @@ def run_from_page(
                 status_code=422,
                 headers={"HX-Retarget": "#attempt-form", "HX-Reswap": "outerHTML"},
             )
-        history = evidence.attempts_for(session, learner_id=learner_id, drill_slug=drill.slug)
+        page = drill_page_context(session, drill=drill, user=user)
         return templates.TemplateResponse(
-            request, "pages/drill.html", {**context, "history": history}, status_code=422
+            request, "pages/drill.html", page | context, status_code=422
         )
     if not is_htmx(request):
         return RedirectResponse(f"/attempts/{attempt.id}", status_code=303)
@@ -87,9 +84,9 @@ def run_from_page(
 
 @router.get("/drills/{slug}/history", response_class=HTMLResponse)
 def history_partial(
-    request: Request, drill: DrillDep, session: SessionDep, learner_id: LearnerIdDep
+    request: Request, drill: DrillDep, session: SessionDep, user: CurrentUser
 ) -> HTMLResponse:
-    history = evidence.attempts_for(session, learner_id=learner_id, drill_slug=drill.slug)
+    history = evidence.attempts_for(session, learner_id=user.saved_id, drill_slug=drill.slug)
     return templates.TemplateResponse(
         request, "partials/attempt_history.html", {"drill": describe(drill), "history": history}
     )
@@ -113,11 +110,11 @@ def attempt_panel(request: Request, attempt: AttemptDep, session: SessionDep) ->
 @router.post("/attempts/{attempt_id}/explanation", response_class=HTMLResponse)
 def explain_back(
     request: Request,
-    attempt: AttemptDep,
+    attempt: OwnAttemptDep,
     fields: FormDep,
     session: SessionDep,
     settings: SettingsDep,
-    learner_id: LearnerIdDep,
+    user: CurrentUser,
 ) -> HTMLResponse:
     context = attempt_context(session, attempt)
     values = {name: fields.get(name, "").strip() for name in EXPLANATION_FIELDS}
@@ -136,7 +133,7 @@ def explain_back(
     assert attempt.id is not None
     explanation = Explanation(
         attempt_id=attempt.id,
-        learner_id=learner_id,
+        learner_id=user.saved_id,
         mechanism=values["mechanism"],
         right_tool=values["right_tool"],
         wrong_tool=values["wrong_tool"],

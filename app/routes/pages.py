@@ -3,9 +3,9 @@
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app import evidence
-from app.deps import DrillDep, LearnerIdDep, SessionDep
+from app.deps import CurrentUser, DrillDep, OptionalUserDep, SessionDep
 from app.templating import templates
+from app.views import drill_page_context
 from drills.catalogue import describe
 from drills.registry import all_drills
 
@@ -13,23 +13,15 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 
 
 @router.get("/", response_class=HTMLResponse)
-def catalogue(request: Request) -> HTMLResponse:
+def catalogue(request: Request, user: OptionalUserDep) -> HTMLResponse:
     drills = [describe(drill) for drill in all_drills()]
     return templates.TemplateResponse(request, "pages/catalogue.html", {"drills": drills})
 
 
 @router.get("/drills/{slug}", response_class=HTMLResponse)
 def drill_page(
-    request: Request, drill: DrillDep, session: SessionDep, learner_id: LearnerIdDep
+    request: Request, drill: DrillDep, session: SessionDep, user: CurrentUser
 ) -> HTMLResponse:
-    history = evidence.attempts_for(session, learner_id=learner_id, drill_slug=drill.slug)
-    return templates.TemplateResponse(
-        request,
-        "pages/drill.html",
-        {
-            "drill": describe(drill),
-            "history": history,
-            "form": {"knobs": {}, "seed": 0},
-            "errors": {},
-        },
-    )
+    context = drill_page_context(session, drill=drill, user=user)
+    context |= {"form": {"knobs": {}, "seed": 0}, "errors": {}}
+    return templates.TemplateResponse(request, "pages/drill.html", context)

@@ -8,6 +8,17 @@ from alembic.script import ScriptDirectory
 
 from app.migrate import alembic_config, downgrade, upgrade
 
+TABLES = {
+    "user",
+    "attempt",
+    "metric_point",
+    "explanation",
+    "cohort",
+    "cohort_membership",
+    "submission",
+    "review",
+}
+
 
 def tables(path: Path) -> set[str]:
     with sqlite3.connect(path) as db:
@@ -18,10 +29,11 @@ def tables(path: Path) -> set[str]:
 def test_upgrade_from_empty_creates_every_table_and_the_local_learner(tmp_path: Path) -> None:
     path = tmp_path / "fresh.sqlite3"
     upgrade(f"sqlite:///{path}")
-    assert tables(path) == {"user", "attempt", "metric_point", "explanation"}
+    assert tables(path) == TABLES
     with sqlite3.connect(path) as db:
-        assert db.execute("select id, username, role from user").fetchall() == [
-            (1, "local-learner", "learner")
+        # The skeleton's local learner survives as an account without a password.
+        assert db.execute("select id, username, role, password_hash from user").fetchall() == [
+            (1, "local-learner", "learner", None)
         ]
 
 
@@ -55,4 +67,4 @@ def test_each_downgrade_and_upgrade_keeps_surviving_rows(tmp_path: Path) -> None
     downgrade(url, "base")
     assert tables(path) == set()
     upgrade(url)
-    assert tables(path) == {"user", "attempt", "metric_point", "explanation"}
+    assert tables(path) == TABLES

@@ -3,16 +3,18 @@
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
 from app.config import Settings
 from app.main import create_app
 from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus
-from tests.conftest import PREDICTION, wait_for_status, wait_until_final
+from tests.conftest import PREDICTION, log_in, make_user, wait_for_status, wait_until_final
 
 LONG_RUN = {"steps": 2000, "examples": 8}
 
@@ -46,8 +48,16 @@ def test_a_worker_killed_mid_run_fails_the_attempt_and_the_pool_keeps_serving(
     assert retry["status"] == "succeeded", retry["error"]
 
 
+@contextmanager
+def logged_in(app: FastAPI) -> Iterator[TestClient]:
+    with TestClient(app) as client:
+        make_user(app.state.engine, "learner-a")
+        log_in(client, "learner-a")
+        yield client
+
+
 def test_a_run_over_its_time_limit_ends_timed_out(make_settings: Callable[..., Settings]) -> None:
-    with TestClient(create_app(make_settings(time_limit_s=0.2))) as client:
+    with logged_in(create_app(make_settings(time_limit_s=0.2))) as client:
         attempt = wait_until_final(client, start(client, **LONG_RUN))
     assert attempt["status"] == "timed_out"
     assert "0.2" in attempt["error"]
@@ -59,7 +69,7 @@ def test_a_run_over_its_memory_cap_ends_resource_limit(
     make_settings: Callable[..., Settings],
 ) -> None:
     # A warm worker already holds a few hundred MB, so a 50 MB cap trips at the first check.
-    with TestClient(create_app(make_settings(memory_limit_mb=50))) as client:
+    with logged_in(create_app(make_settings(memory_limit_mb=50))) as client:
         attempt = wait_until_final(client, start(client, steps=200))
     assert attempt["status"] == "resource_limit"
     assert "memory" in attempt["error"].lower()
@@ -84,15 +94,17 @@ def test_a_restart_ends_attempts_left_running(make_settings: Callable[..., Setti
                 )
             )
         session.commit()
-    with TestClient(app) as client:
+    with TestClient(app), Session(app.state.engine) as session:
         for attempt_id in (1, 2):
-            attempt = client.get(f"/api/attempts/{attempt_id}").json()
-            assert attempt["status"] == "failed"
-            assert "restarted" in attempt["error"]
+            attempt = session.get(Attempt, attempt_id)
+            assert attempt is not None and attempt.status == "failed"
+            assert attempt.error is not None and "restarted" in attempt.error
 
 
 def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url: str) -> None:
-    settings = Settings(environment="test", database_url=database_url, workers=1)
-    with TestClient(create_app(settings)) as client:
+    settings = Settings(
+        environment="test", database_url=database_url, workers=1, secret_key="test-only-key"
+    )
+    with logged_in(create_app(settings)) as client:
         attempt = wait_until_final(client, start(client, steps=30))
     assert attempt["status"] == "succeeded", attempt["error"]

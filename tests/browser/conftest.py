@@ -91,3 +91,24 @@ def page(browser: Browser) -> Iterator[Page]:
     opened = context.new_page()
     yield opened
     context.close()
+
+
+PASSWORD = "a long enough password"
+
+
+def register(page: Page, base_url: str, username: str) -> None:
+    page.goto(f"{base_url}/register")
+    page.fill("#username", username)
+    page.fill("#display_name", username.replace("-", " ").title())
+    page.fill("#password", PASSWORD)
+    page.fill("#password_again", PASSWORD)
+    page.get_by_role("button", name="Create account").click()
+    page.wait_for_url(f"{base_url}/progress")
+
+
+def log_in(page: Page, base_url: str, username: str, password: str = PASSWORD) -> None:
+    page.goto(f"{base_url}/login")
+    page.fill("#username", username)
+    page.fill("#password", password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{base_url}/")

@@ -6,6 +6,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import register
+
 pytestmark = pytest.mark.browser
 
 
@@ -16,6 +18,7 @@ def points_plotted(page: Page) -> int:
 def test_predict_run_watch_and_compare(page: Page, live_server: str) -> None:
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
+    register(page, live_server, "solo-learner")
     page.goto(f"{live_server}/")
     page.get_by_role("link", name="Overfit a single batch").click()
     expect(page).to_have_url(re.compile(r"/drills/overfit-one-batch$"))

@@ -1,25 +1,16 @@
 """Evidence records. Every run is an Attempt, kept whatever its outcome.
 
-Families follow the XBase / X(table=True) pattern; JSON columns hold what the drill reported, so a
-new drill never needs a migration.
+JSON columns hold what the drill reported, so a new drill never needs a migration.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, Column, Index
 from sqlmodel import Field, SQLModel
 
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-class Role(StrEnum):
-    learner = "learner"
-    instructor = "instructor"
-    admin = "admin"
+from app.models.time import utcnow
 
 
 class AttemptStatus(StrEnum):
@@ -33,18 +24,6 @@ class AttemptStatus(StrEnum):
     @property
     def is_final(self) -> bool:
         return self not in (AttemptStatus.queued, AttemptStatus.running)
-
-
-# The local learner every attempt belongs to until accounts exist; the first migration creates it.
-LOCAL_LEARNER_ID = 1
-
-
-class User(SQLModel, table=True):
-    id: int | None = Field(default=None, primary_key=True)
-    username: str = Field(max_length=64, unique=True, index=True)
-    display_name: str = Field(max_length=120)
-    role: str = Field(default=Role.learner, max_length=16)
-    created_at: datetime = Field(default_factory=utcnow)
 
 
 class Attempt(SQLModel, table=True):

@@ -1,0 +1,40 @@
+"""Who may read or change what. Every id-bearing route goes through these checks.
+
+Learners see their own work; an instructor sees the work of learners in the cohorts they run; an
+admin sees everything. Anything else is answered exactly like a record that does not exist.
+"""
+
+from sqlmodel import Session, col, select
+
+from app.models import Cohort, CohortMembership, Role, User
+
+
+def cohort_ids_run_by(session: Session, instructor: User) -> list[int]:
+    return list(session.exec(select(Cohort.id).where(Cohort.instructor_id == instructor.id)).all())  # type: ignore[arg-type]
+
+
+def learners_of(session: Session, instructor: User) -> set[int]:
+    rows = session.exec(
+        select(CohortMembership.learner_id)
+        .join(Cohort, col(Cohort.id) == col(CohortMembership.cohort_id))
+        .where(Cohort.instructor_id == instructor.id)
+    ).all()
+    return set(rows)
+
+
+def can_read_work_of(session: Session, viewer: User, learner_id: int) -> bool:
+    if viewer.id == learner_id or viewer.role == Role.admin:
+        return True
+    return viewer.role == Role.instructor and learner_id in learners_of(session, viewer)
+
+
+def can_review_work_of(session: Session, viewer: User, learner_id: int) -> bool:
+    if viewer.id == learner_id:
+        return False  # nobody reviews their own evidence
+    if viewer.role == Role.admin:
+        return True
+    return viewer.role == Role.instructor and learner_id in learners_of(session, viewer)
+
+
+def can_manage_cohort(viewer: User, cohort: Cohort) -> bool:
+    return viewer.role == Role.admin or cohort.instructor_id == viewer.id

@@ -1,0 +1,63 @@
+"""Creating accounts and checking credentials (the routes and the CLI share these)."""
+
+import re
+
+from sqlmodel import Session, select
+
+from app.models import Role, User
+from app.security.passwords import hash_password, password_problem, verify_password
+
+USERNAME = re.compile(r"[a-z0-9][a-z0-9_.-]{2,31}")
+
+
+class AccountError(ValueError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def find_user(session: Session, username: str) -> User | None:
+    return session.exec(select(User).where(User.username == username.strip().lower())).first()
+
+
+def create_user(
+    session: Session, *, username: str, display_name: str, password: str, role: Role
+) -> User:
+    username = username.strip().lower()
+    if not USERNAME.fullmatch(username):
+        raise AccountError(
+            "username", "use 3-32 lower-case letters, digits, dots, dashes or underscores"
+        )
+    if find_user(session, username) is not None:
+        raise AccountError("username", f"the username {username!r} is taken")
+    display_name = display_name.strip() or username
+    if len(display_name) > 120:
+        raise AccountError("display_name", "use at most 120 characters")
+    if problem := password_problem(password):
+        raise AccountError("password", problem)
+    user = User(
+        username=username,
+        display_name=display_name,
+        role=role,
+        password_hash=hash_password(password),
+    )
+    session.add(user)
+    session.commit()
+    session.refresh(user)
+    return user
+
+
+def set_password(session: Session, *, user: User, password: str) -> None:
+    if problem := password_problem(password):
+        raise AccountError("password", problem)
+    user.password_hash = hash_password(password)
+    session.add(user)
+    session.commit()
+
+
+def authenticate(session: Session, *, username: str, password: str) -> User | None:
+    user = find_user(session, username)
+    if not verify_password(password, user.password_hash if user else None):
+        return None
+    return user

@@ -1,0 +1,24 @@
+"""SQLModel tables, by topic. Import from here: `from app.models import Attempt`."""
+
+from app.models.accounts import LOCAL_LEARNER_ID, Cohort, CohortMembership, Role, User
+from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
+from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
+from app.models.time import utcnow
+
+__all__ = [
+    "LOCAL_LEARNER_ID",
+    "RUBRIC",
+    "Attempt",
+    "AttemptStatus",
+    "Cohort",
+    "CohortMembership",
+    "Decision",
+    "Explanation",
+    "MetricPoint",
+    "Review",
+    "Role",
+    "Submission",
+    "SubmissionStatus",
+    "User",
+    "utcnow",
+]

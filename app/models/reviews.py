@@ -1,0 +1,70 @@
+"""Evidence submitted for review, and the instructor's decisions on it.
+
+A resubmission is a new Submission with the next version number, so every earlier version and its
+review stay readable. Review is shaped like nbgrader's Grade: per-criterion scores, an overall
+comment and a decision.
+"""
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from app.models.time import utcnow
+
+
+class SubmissionStatus(StrEnum):
+    pending = "pending"
+    accepted = "accepted"
+    changes_requested = "changes_requested"
+
+
+class Decision(StrEnum):
+    accepted = "accepted"
+    changes_requested = "changes_requested"
+
+
+# The rubric every submission is scored on (0-2 each), in the order the review page shows it.
+RUBRIC: tuple[tuple[str, str], ...] = (
+    ("mechanism", "Explains the mechanism and the state it reads or changes"),
+    ("when_to_use", "Says when the technique is the right tool and when it is not"),
+    ("honest_prediction", "Made the prediction before the run and compared it honestly"),
+    ("connects", "Connects the result to something they built"),
+)
+
+
+class Submission(SQLModel, table=True):
+    __table_args__ = (
+        UniqueConstraint("learner_id", "drill_slug", "version", name="uq_submission_version"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    learner_id: int = Field(foreign_key="user.id", index=True)
+    drill_slug: str = Field(max_length=64, index=True)
+    version: int = Field(default=1)
+    status: str = Field(default=SubmissionStatus.pending, max_length=20, index=True)
+    failed_attempt_id: int = Field(foreign_key="attempt.id")
+    fixed_attempt_id: int = Field(foreign_key="attempt.id")
+    # The explain-back, as Markdown (rendered sanitised).
+    mechanism: str = Field(max_length=4000)
+    right_tool: str = Field(max_length=4000)
+    wrong_tool: str = Field(max_length=4000)
+    next_check: str = Field(max_length=4000)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Review(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    submission_id: int = Field(foreign_key="submission.id", index=True, ondelete="CASCADE")
+    instructor_id: int = Field(foreign_key="user.id")
+    decision: str = Field(max_length=20)
+    # {criterion: {"score": 0-2, "comment": str}} for every RUBRIC criterion.
+    scores: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    comment: str = Field(default="", max_length=4000)
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def total(self) -> int:
+        return sum(int(item["score"]) for item in self.scores.values())

@@ -1,0 +1,85 @@
+"""Where each learner stands on each drill: not started → attempted → pending → accepted, or
+changes requested."""
+
+import csv
+import io
+from collections.abc import Iterable
+from enum import StrEnum
+
+from sqlmodel import Session, col, select
+
+from app.models import Attempt, Cohort, CohortMembership, Submission, User
+from drills.registry import all_drills
+
+
+class DrillProgress(StrEnum):
+    not_started = "not started"
+    attempted = "attempted"
+    pending = "pending review"
+    changes_requested = "changes requested"
+    accepted = "accepted"
+
+
+_BY_SUBMISSION = {
+    "pending": DrillProgress.pending,
+    "changes_requested": DrillProgress.changes_requested,
+    "accepted": DrillProgress.accepted,
+}
+
+
+def progress_grid(session: Session, *, learner_ids: Iterable[int]) -> dict[int, dict[str, str]]:
+    """learner id -> drill slug -> DrillProgress, for every drill in the catalogue."""
+    ids = list(learner_ids)
+    grid: dict[int, dict[str, str]] = {
+        learner: {drill.slug: DrillProgress.not_started for drill in all_drills()}
+        for learner in ids
+    }
+    attempted = session.exec(
+        select(Attempt.learner_id, Attempt.drill_slug)
+        .where(col(Attempt.learner_id).in_(ids))
+        .distinct()
+    ).all()
+    for learner, slug in attempted:
+        if slug in grid[learner]:
+            grid[learner][slug] = DrillProgress.attempted
+    # Ascending versions: the newest submission's status wins.
+    submissions = session.exec(
+        select(Submission)
+        .where(col(Submission.learner_id).in_(ids))
+        .order_by(col(Submission.version))
+    ).all()
+    for submission in submissions:
+        if submission.drill_slug in grid[submission.learner_id]:
+            status = _BY_SUBMISSION[submission.status]
+            grid[submission.learner_id][submission.drill_slug] = status
+    return grid
+
+
+def cohort_learners(session: Session, *, cohort: Cohort) -> list[User]:
+    return list(
+        session.exec(
+            select(User)
+            .join(CohortMembership, col(CohortMembership.learner_id) == col(User.id))
+            .where(CohortMembership.cohort_id == cohort.id)
+            .order_by(col(User.username))
+        ).all()
+    )
+
+
+def cohort_csv(session: Session, *, cohort: Cohort) -> str:
+    learners = cohort_learners(session, cohort=cohort)
+    grid = progress_grid(session, learner_ids=[u.id for u in learners if u.id is not None])
+    slugs = [drill.slug for drill in all_drills()]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["username", "display_name", *slugs])
+    for learner in learners:
+        assert learner.id is not None
+        # A leading = + - @ would make a spreadsheet evaluate the cell: prefix it with a quote.
+        names = [_inert(learner.username), _inert(learner.display_name)]
+        writer.writerow([*names, *(grid[learner.id][slug] for slug in slugs)])
+    return out.getvalue()
+
+
+def _inert(cell: str) -> str:
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell

@@ -1,0 +1,95 @@
+"""Register, log in, log out."""
+
+import secrets
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app.accounts import AccountError, authenticate, create_user
+from app.deps import OptionalUserDep, SessionDep, ThrottleDep
+from app.forms import FormDep
+from app.models import Role, User
+from app.templating import templates
+
+router = APIRouter(tags=["auth"], include_in_schema=False)
+
+
+def safe_next(target: str | None) -> str:
+    """Only same-site paths: never bounce a fresh login to another host."""
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    parts = urlsplit(target)
+    return "/" if parts.scheme or parts.netloc else target
+
+
+def start_session(request: Request, user: User) -> None:
+    # A new session at login: whatever the cookie held before (a planted id, an old CSRF token)
+    # is gone.
+    request.session.clear()
+    request.session["uid"] = user.id
+    request.session["csrf"] = secrets.token_urlsafe(32)
+
+
+def render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+    return templates.TemplateResponse(request, name, context, status_code=status)
+
+
+@router.get("/register", response_class=HTMLResponse)
+def register_page(request: Request, user: OptionalUserDep) -> Response:
+    return render(request, "pages/register.html", {"form": {}, "errors": {}})
+
+
+@router.post("/register", response_model=None)
+def register(request: Request, fields: FormDep, session: SessionDep) -> Response:
+    if fields.get("password", "") != fields.get("password_again", ""):
+        errors = {"password_again": "the two passwords differ"}
+        return render(request, "pages/register.html", {"form": fields, "errors": errors}, 422)
+    try:
+        user = create_user(
+            session,
+            username=fields.get("username", ""),
+            display_name=fields.get("display_name", ""),
+            password=fields.get("password", ""),
+            role=Role.learner,
+        )
+    except AccountError as error:
+        errors = {error.field: error.message}
+        return render(request, "pages/register.html", {"form": fields, "errors": errors}, 422)
+    start_session(request, user)
+    return RedirectResponse("/progress", status_code=303)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, user: OptionalUserDep, next: str = "/") -> Response:
+    return render(request, "pages/login.html", {"next": safe_next(next), "error": None})
+
+
+@router.post("/login", response_model=None)
+def login(
+    request: Request, fields: FormDep, session: SessionDep, throttle: ThrottleDep
+) -> Response:
+    username = fields.get("username", "").strip().lower()
+    target = safe_next(fields.get("next"))
+    context = {"next": target, "username": username}
+    wait = throttle.retry_after(username)
+    if wait is not None:
+        message = f"Too many failed logins for this account. Try again in {int(wait) + 1} s."
+        response = render(request, "pages/login.html", context | {"error": message}, 429)
+        response.headers["Retry-After"] = str(int(wait) + 1)
+        return response
+    user = authenticate(session, username=username, password=fields.get("password", ""))
+    if user is None:
+        throttle.failed(username)
+        error = "Wrong username or password."
+        return render(request, "pages/login.html", context | {"error": error}, 401)
+    throttle.succeeded(username)
+    start_session(request, user)
+    return RedirectResponse(target, status_code=303)
+
+
+@router.post("/logout")
+def logout(request: Request) -> RedirectResponse:
+    request.session.clear()
+    return RedirectResponse("/", status_code=303)

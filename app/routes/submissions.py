@@ -1,0 +1,99 @@
+"""Learners submit evidence and follow its review; the progress page."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlmodel import Session, col, select
+
+from app import submissions
+from app.access import can_review_work_of
+from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
+from app.forms import FormDep
+from app.models import RUBRIC, Attempt, Cohort, CohortMembership, Submission, User
+from app.progress import progress_grid
+from app.templating import templates
+from app.views import attempt_context, drill_page_context, submission_versions
+from drills.catalogue import describe
+from drills.registry import all_drills, get_drill
+
+router = APIRouter(tags=["submissions"], include_in_schema=False)
+
+
+@router.post("/drills/{slug}/submissions", response_model=None)
+def submit_evidence(
+    request: Request, drill: DrillDep, fields: FormDep, session: SessionDep, user: CurrentUser
+) -> Response:
+    texts = {name: fields.get(name, "") for name in submissions.EXPLANATION_FIELDS}
+    submission_request = submissions.SubmissionRequest(
+        failed_attempt_id=fields.get("failed_attempt_id", ""),
+        fixed_attempt_id=fields.get("fixed_attempt_id", ""),
+        texts=texts,
+    )
+    try:
+        submission = submissions.submit(
+            session, drill=drill, learner=user, request=submission_request
+        )
+    except submissions.InvalidSubmission as error:
+        context = drill_page_context(session, drill=drill, user=user)
+        context |= {
+            "form": {"knobs": {}, "seed": 0},
+            "errors": {},
+            "submission_draft": texts,
+            "submission_errors": {error.field: error.message},
+        }
+        return templates.TemplateResponse(request, "pages/drill.html", context, status_code=422)
+    return RedirectResponse(f"/submissions/{submission.id}", status_code=303)
+
+
+def _evidence(session: Session, attempt_id: int) -> dict[str, Any]:
+    attempt = session.get(Attempt, attempt_id)
+    assert attempt is not None
+    return attempt_context(session, attempt)
+
+
+def submission_context(session: Session, *, submission: Submission, user: User) -> dict[str, Any]:
+    learner = session.get(User, submission.learner_id)
+    versions = submissions.history(
+        session, learner_id=submission.learner_id, drill_slug=submission.drill_slug
+    )
+    context = {
+        "submission": submission,
+        "learner": learner,
+        "drill": describe(get_drill(submission.drill_slug)),
+        "failed": _evidence(session, submission.failed_attempt_id),
+        "fixed": _evidence(session, submission.fixed_attempt_id),
+        "versions": submission_versions(session, versions),
+        "rubric": RUBRIC,
+        "rubric_labels": RUBRIC,
+        "can_review": can_review_work_of(session, user, submission.learner_id)
+        and submission.status == "pending",
+        "review_form": {},
+        "review_errors": {},
+    }
+    return context
+
+
+@router.get("/submissions/{submission_id}", response_class=HTMLResponse)
+def submission_page(
+    request: Request, submission: SubmissionDep, session: SessionDep, user: CurrentUser
+) -> HTMLResponse:
+    context = submission_context(session, submission=submission, user=user)
+    return templates.TemplateResponse(request, "pages/submission.html", context)
+
+
+@router.get("/progress", response_class=HTMLResponse)
+def progress_page(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
+    assert user.id is not None
+    cohorts = session.exec(
+        select(Cohort)
+        .join(CohortMembership, col(CohortMembership.cohort_id) == col(Cohort.id))
+        .where(CohortMembership.learner_id == user.id)
+    ).all()
+    context = {
+        "drills": [describe(drill) for drill in all_drills()],
+        "statuses": progress_grid(session, learner_ids=[user.id])[user.id],
+        "cohorts": cohorts,
+        "join_error": None,
+    }
+    return templates.TemplateResponse(request, "pages/progress.html", context)

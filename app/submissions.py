@@ -1,0 +1,173 @@
+"""Evidence submissions: a failed and a fixed attempt of one drill plus the explain-back, and the
+instructor's reviews of them. Keyword-only functions over a Session."""
+
+from dataclasses import dataclass
+
+from sqlmodel import Session, col, select
+
+from app.models import (
+    RUBRIC,
+    Attempt,
+    AttemptStatus,
+    Decision,
+    Review,
+    Submission,
+    SubmissionStatus,
+    User,
+)
+from drills.base import Drill
+
+EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
+MAX_EXPLANATION = 4000
+
+
+class InvalidSubmission(ValueError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def shows_the_failure(drill: Drill, attempt: Attempt) -> bool:
+    if attempt.status != AttemptStatus.succeeded:
+        return attempt.final  # a run that ended in an error or a limit is failed evidence
+    return drill.healthy is not None and attempt.observed_hypothesis != drill.healthy
+
+
+def shows_the_fix(drill: Drill, attempt: Attempt) -> bool:
+    healthy = drill.healthy is None or attempt.observed_hypothesis == drill.healthy
+    return attempt.status == AttemptStatus.succeeded and healthy
+
+
+def candidates(
+    session: Session, *, drill: Drill, learner_id: int
+) -> tuple[list[Attempt], list[Attempt]]:
+    """The learner's finished attempts of the drill that can serve as (failed, fixed) evidence."""
+    attempts = session.exec(
+        select(Attempt)
+        .where(Attempt.learner_id == learner_id, Attempt.drill_slug == drill.slug)
+        .order_by(col(Attempt.id).desc())
+    ).all()
+    failed = [a for a in attempts if shows_the_failure(drill, a)]
+    fixed = [a for a in attempts if shows_the_fix(drill, a)]
+    return failed, fixed
+
+
+def history(session: Session, *, learner_id: int, drill_slug: str) -> list[Submission]:
+    """Every version, newest first."""
+    return list(
+        session.exec(
+            select(Submission)
+            .where(Submission.learner_id == learner_id, Submission.drill_slug == drill_slug)
+            .order_by(col(Submission.version).desc())
+        ).all()
+    )
+
+
+def reviews_of(session: Session, *, submission_id: int) -> list[Review]:
+    return list(
+        session.exec(
+            select(Review).where(Review.submission_id == submission_id).order_by(col(Review.id))
+        ).all()
+    )
+
+
+@dataclass(frozen=True)
+class SubmissionRequest:
+    failed_attempt_id: str
+    fixed_attempt_id: str
+    texts: dict[str, str]
+
+
+def _attempt(session: Session, raw_id: str, *, field: str, learner: User, drill: Drill) -> Attempt:
+    attempt = session.get(Attempt, int(raw_id)) if raw_id.isdigit() else None
+    if attempt is None or attempt.learner_id != learner.id or attempt.drill_slug != drill.slug:
+        raise InvalidSubmission(field, f"pick one of your own attempts of {drill.title!r}")
+    return attempt
+
+
+def submit(
+    session: Session, *, drill: Drill, learner: User, request: SubmissionRequest
+) -> Submission:
+    assert learner.id is not None
+    versions = history(session, learner_id=learner.id, drill_slug=drill.slug)
+    if versions and versions[0].status == SubmissionStatus.pending:
+        raise InvalidSubmission("submission", "your last submission is still waiting for review")
+    failed = _attempt(
+        session, request.failed_attempt_id, field="failed_attempt_id", learner=learner, drill=drill
+    )
+    fixed = _attempt(
+        session, request.fixed_attempt_id, field="fixed_attempt_id", learner=learner, drill=drill
+    )
+    if not shows_the_failure(drill, failed):
+        raise InvalidSubmission(
+            "failed_attempt_id", f"attempt {failed.id} does not show the failure: pick a broken run"
+        )
+    if not shows_the_fix(drill, fixed):
+        raise InvalidSubmission(
+            "fixed_attempt_id",
+            f"attempt {fixed.id} does not show a healthy run: pick the fixed one",
+        )
+    texts = {name: request.texts.get(name, "").strip() for name in EXPLANATION_FIELDS}
+    for name, text in texts.items():
+        if not text:
+            raise InvalidSubmission(name, "required")
+        if len(text) > MAX_EXPLANATION:
+            raise InvalidSubmission(name, f"longer than {MAX_EXPLANATION} characters")
+    assert failed.id is not None and fixed.id is not None
+    submission = Submission(
+        learner_id=learner.id,
+        drill_slug=drill.slug,
+        version=versions[0].version + 1 if versions else 1,
+        failed_attempt_id=failed.id,
+        fixed_attempt_id=fixed.id,
+        mechanism=texts["mechanism"],
+        right_tool=texts["right_tool"],
+        wrong_tool=texts["wrong_tool"],
+        next_check=texts["next_check"],
+    )
+    session.add(submission)
+    session.commit()
+    session.refresh(submission)
+    return submission
+
+
+def record_review(
+    session: Session,
+    *,
+    submission: Submission,
+    reviewer: User,
+    fields: dict[str, str],
+) -> Review:
+    if submission.status != SubmissionStatus.pending:
+        raise InvalidSubmission("decision", "this version has already been reviewed")
+    decision = fields.get("decision", "")
+    if decision not in {d.value for d in Decision}:
+        raise InvalidSubmission("decision", "choose accept or request changes")
+    scores: dict[str, dict[str, object]] = {}
+    for key, _label in RUBRIC:
+        raw = fields.get(f"score.{key}", "")
+        if raw not in {"0", "1", "2"}:
+            raise InvalidSubmission(f"score.{key}", "score each criterion 0, 1 or 2")
+        comment = fields.get(f"comment.{key}", "").strip()
+        if len(comment) > MAX_EXPLANATION:
+            raise InvalidSubmission(f"comment.{key}", "comment too long")
+        scores[key] = {"score": int(raw), "comment": comment}
+    comment = fields.get("comment", "").strip()
+    if len(comment) > MAX_EXPLANATION:
+        raise InvalidSubmission("comment", f"longer than {MAX_EXPLANATION} characters")
+    if decision == Decision.changes_requested and not comment:
+        raise InvalidSubmission("comment", "say what to change")
+    assert submission.id is not None and reviewer.id is not None
+    review = Review(
+        submission_id=submission.id,
+        instructor_id=reviewer.id,
+        decision=decision,
+        scores=scores,
+        comment=comment,
+    )
+    submission.status = decision
+    session.add_all([review, submission])
+    session.commit()
+    session.refresh(review)
+    return review
