@@ -1,6 +1,9 @@
 """Benchmark a running Drillbook server: latency of one run, and runs per minute under load.
 
-    python -m bench.submit_latency [--url http://127.0.0.1:8000] [--runs 10] [--submitters 1 2 4]
+    python -m bench.submit_latency --username NAME --password PW [--url http://127.0.0.1:8000]
+                                   [--runs 10] [--submitters 1 2 4]
+
+(register the account at /register first.)
 
 Latency: POST an attempt, follow its event stream, and time the first streamed metric point
 (stored before it is sent) and the `done` event, next to the drill's own compute time. Throughput:
@@ -9,10 +12,13 @@ Only talks to the URL given (meant for 127.0.0.1). Not a test: numbers go to the
 """
 
 import argparse
+import http.cookiejar
 import json
+import re
 import statistics
 import threading
 import time
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -24,21 +30,39 @@ BODY = {
 }
 
 
-def post_attempt(url: str, seed: int) -> dict[str, Any]:
-    request = urllib.request.Request(
-        f"{url}/api/attempts",
-        data=json.dumps(BODY | {"seed": seed}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
+class Session:
+    """A logged-in browser-like session: cookie jar plus the CSRF token for POSTs."""
+
+    def __init__(self, url: str, username: str, password: str) -> None:
+        self.url = url
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+        with self.opener.open(f"{url}/login", timeout=30) as page:
+            token = re.search(r'name="csrf_token" value="([^"]+)"', page.read().decode())
+        assert token is not None, "no CSRF token on the login page"
+        form = {"username": username, "password": password, "csrf_token": token.group(1)}
+        self.opener.open(f"{url}/login", urllib.parse.urlencode(form).encode(), timeout=30)
+        with self.opener.open(f"{url}/api/session", timeout=30) as response:
+            self.csrf_token = json.load(response)["csrf_token"]
+
+    def open(self, path: str, body: dict[str, Any] | None = None, timeout: float = 30) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", "X-CSRF-Token": self.csrf_token}
+        request = urllib.request.Request(self.url + path, data=data, headers=headers)
+        return self.opener.open(request, timeout=timeout)
+
+
+def post_attempt(session: Session, seed: int) -> dict[str, Any]:
+    with session.open("/api/attempts", BODY | {"seed": seed}) as response:
         created: dict[str, Any] = json.load(response)
         return created
 
 
-def follow(url: str, events_path: str) -> tuple[float | None, float]:
+def follow(session: Session, events_path: str) -> tuple[float | None, float]:
     """Return (time of the first points event, time of done), both time.perf_counter()."""
     first_point = None
-    with urllib.request.urlopen(url + events_path, timeout=120) as stream:
+    with session.open(events_path, timeout=120) as stream:
         event = ""
         for raw in stream:
             line = raw.decode().strip()
@@ -52,11 +76,11 @@ def follow(url: str, events_path: str) -> tuple[float | None, float]:
     raise RuntimeError("stream ended without a done event")
 
 
-def one_run(url: str, seed: int) -> dict[str, float]:
+def one_run(session: Session, seed: int) -> dict[str, float]:
     started = time.perf_counter()
-    created = post_attempt(url, seed)
-    first_point, done = follow(url, created["urls"]["events"])
-    with urllib.request.urlopen(f"{url}{created['urls']['self']}", timeout=30) as response:
+    created = post_attempt(session, seed)
+    first_point, done = follow(session, created["urls"]["events"])
+    with session.open(created["urls"]["self"]) as response:
         attempt = json.load(response)
     if attempt["status"] != "succeeded":
         raise RuntimeError(f"attempt {attempt['id']} ended {attempt['status']}: {attempt['error']}")
@@ -67,9 +91,9 @@ def one_run(url: str, seed: int) -> dict[str, float]:
     }
 
 
-def latency(url: str, runs: int) -> None:
-    one_run(url, 0)  # warm the path once (first request, first job on each worker)
-    samples = [one_run(url, seed) for seed in range(1, runs + 1)]
+def latency(session: Session, runs: int) -> None:
+    one_run(session, 0)  # warm the path once (first request, first job on each worker)
+    samples = [one_run(session, seed) for seed in range(1, runs + 1)]
     print(
         f"latency over {runs} sequential runs of overfit-one-batch (200 steps), median [min-max]:"
     )
@@ -82,7 +106,7 @@ def latency(url: str, runs: int) -> None:
     print(f"  {'overhead_ms':15s} {statistics.median(overhead):8.1f}  (done - compute)")
 
 
-def throughput(url: str, submitters: int, seconds: float) -> None:
+def throughput(session: Session, submitters: int, seconds: float) -> None:
     completed: list[float] = []
     lock = threading.Lock()
     deadline = time.perf_counter() + seconds
@@ -90,7 +114,7 @@ def throughput(url: str, submitters: int, seconds: float) -> None:
     def submitter(index: int) -> None:
         seed = 1000 * index
         while time.perf_counter() < deadline:
-            one_run(url, seed)
+            one_run(session, seed)
             seed += 1
             with lock:
                 completed.append(time.perf_counter())
@@ -111,14 +135,17 @@ def throughput(url: str, submitters: int, seconds: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.submit_latency")
     parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--username", required=True)
+    parser.add_argument("--password", required=True)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--submitters", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args()
-    latency(args.url, args.runs)
+    session = Session(args.url, args.username, args.password)
+    latency(session, args.runs)
     print(f"throughput, {args.seconds:g} s per setting:")
     for submitters in args.submitters:
-        throughput(args.url, submitters, args.seconds)
+        throughput(session, submitters, args.seconds)
 
 
 if __name__ == "__main__":

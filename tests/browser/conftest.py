@@ -7,14 +7,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "a long enough password"
+ADMIN = "root-admin"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -42,6 +44,16 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "DRILLBOOK_WORKERS": "1",
     }
     subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True)
+    # The first admin comes from the CLI, as the README tells operators.
+    subprocess.run(
+        [sys.executable, "-m", "app", "create-admin", ADMIN, "--password-stdin"],
+        cwd=ROOT,
+        env=env,
+        input=PASSWORD + "\n",
+        text=True,
+        check=True,
+        capture_output=True,
+    )
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = (data / "server.log").open("w")
@@ -86,14 +98,23 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    yield opened
-    context.close()
+def new_page(browser: Browser) -> Iterator[Callable[[], Page]]:
+    """Pages in separate browser contexts: separate cookies, like separate people."""
+    contexts: list[BrowserContext] = []
+
+    def open_page() -> Page:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        context.close()
 
 
-PASSWORD = "a long enough password"
+@pytest.fixture
+def page(new_page: Callable[[], Page]) -> Page:
+    return new_page()
 
 
 def register(page: Page, base_url: str, username: str) -> None:
