@@ -4,7 +4,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session
@@ -19,6 +19,7 @@ from app.deps import LoginRequired
 from app.routes import admin, api, attempts, auth, cohorts, pages, reviews, submissions
 from app.runner.dispatcher import AttemptRunner
 from app.runner.writer import EvidenceWriter
+from app.security.csrf import require_csrf
 from app.security.secret import session_secret
 from app.security.throttle import LoginThrottle
 
@@ -59,6 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         summary="Predict, run and explain real PyTorch training failures.",
         lifespan=lifespan,
+        # Every state-changing request, on every route, must carry the session's CSRF token.
+        dependencies=[Depends(require_csrf)],
     )
     app.state.settings = settings
     app.state.engine = engine

@@ -1,0 +1,283 @@
+"""Small factories for the security tests: rows straight in the database, one client per actor,
+the app's routes, and a snapshot of every table to prove that a request changed nothing."""
+
+import functools
+import re
+from collections.abc import Iterable
+from datetime import timedelta
+from html.parser import HTMLParser
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+from pwdlib.hashers.argon2 import Argon2Hasher
+from sqlalchemy import Engine, MetaData
+from sqlmodel import Session
+
+from app.models import (
+    Attempt,
+    AttemptStatus,
+    Cohort,
+    CohortMembership,
+    Explanation,
+    Review,
+    Role,
+    Submission,
+    User,
+    utcnow,
+)
+from tests.conftest import PASSWORD, log_in
+
+DRILL = "overfit-one-batch"
+EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
+RUBRIC_KEYS = ("mechanism", "when_to_use", "honest_prediction", "connects")
+TOKEN_IN_PAGE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def engine_of(client: TestClient) -> Engine:
+    engine: Engine = client.app.state.engine  # type: ignore[attr-defined]
+    return engine
+
+
+# -- rows --------------------------------------------------------------------------------------
+@functools.cache
+def password_hash() -> str:
+    """PASSWORD as an argon2id hash with the cheapest parameters: the app's hasher verifies it
+    through the same code path (argon2 reads its parameters from the hash), in a millisecond
+    instead of the half second the recommended parameters take for every factory login."""
+    return Argon2Hasher(time_cost=1, memory_cost=1024, parallelism=1).hash(PASSWORD)
+
+
+def add_user(
+    engine: Engine, username: str, role: Role = Role.learner, display_name: str | None = None
+) -> int:
+    """An account that logs in with PASSWORD."""
+    user = User(
+        username=username,
+        display_name=display_name or username.title(),
+        role=role,
+        password_hash=password_hash(),
+    )
+    return _save(engine, user)
+
+
+def add_attempt(
+    engine: Engine,
+    learner_id: int,
+    *,
+    fixed: bool,
+    prediction: str = "The loss drops to about zero.",
+    status: AttemptStatus = AttemptStatus.succeeded,
+) -> int:
+    """A finished attempt of overfit-one-batch: healthy ("fits") or broken ("labels-detached")."""
+    bug = "none" if fixed else "shuffled-labels"
+    finished = utcnow()
+    attempt = Attempt(
+        learner_id=learner_id,
+        drill_slug=DRILL,
+        drill_version="1",
+        hypothesis="fits",
+        prediction_text=prediction,
+        knobs={"examples": 8, "bug": bug, "lr": 0.01, "steps": 200},
+        seed=0,
+        command=f"python -m drills run {DRILL} --set bug={bug} --seed 0",
+        status=status,
+        signature={
+            "final_loss": 0.002 if fixed else 1.38,
+            "initial_loss": 1.40,
+            "label_entropy": 1.386,
+            "chance_loss": 1.386,
+        },
+        observed_hypothesis="fits" if fixed else "labels-detached",
+        started_at=finished - timedelta(seconds=2),
+        finished_at=finished,
+        compute_s=1.5,
+    )
+    return _save(engine, attempt)
+
+
+def add_explanation(engine: Engine, attempt_id: int, learner_id: int, text: str) -> int:
+    texts = dict.fromkeys(EXPLANATION_FIELDS, text)
+    return _save(engine, Explanation(attempt_id=attempt_id, learner_id=learner_id, **texts))
+
+
+def add_submission(
+    engine: Engine,
+    learner_id: int,
+    failed_id: int,
+    fixed_id: int,
+    *,
+    text: str = "The labels were shuffled every step.",
+    version: int = 1,
+    status: str = "pending",
+) -> int:
+    texts = dict.fromkeys(EXPLANATION_FIELDS, text)
+    submission = Submission(
+        learner_id=learner_id,
+        drill_slug=DRILL,
+        version=version,
+        status=status,
+        failed_attempt_id=failed_id,
+        fixed_attempt_id=fixed_id,
+        **texts,
+    )
+    return _save(engine, submission)
+
+
+def add_review(
+    engine: Engine, submission_id: int, instructor_id: int, *, comment: str, decision: str
+) -> int:
+    scores = {key: {"score": 1, "comment": comment} for key in RUBRIC_KEYS}
+    review = Review(
+        submission_id=submission_id,
+        instructor_id=instructor_id,
+        decision=decision,
+        scores=scores,
+        comment=comment,
+    )
+    return _save(engine, review)
+
+
+def add_cohort(
+    engine: Engine, instructor_id: int, *, name: str, code: str, learners: Iterable[int] = ()
+) -> int:
+    cohort_id = _save(engine, Cohort(name=name, join_code=code, instructor_id=instructor_id))
+    for learner_id in learners:
+        _save(engine, CohortMembership(cohort_id=cohort_id, learner_id=learner_id))
+    return cohort_id
+
+
+def _save(engine: Engine, row: Any) -> int:
+    with Session(engine) as session:
+        session.add(row)
+        session.commit()
+        session.refresh(row)
+        row_id: int = row.id
+        return row_id
+
+
+def exists(engine: Engine, model: Any, row_id: int) -> bool:
+    with Session(engine) as session:
+        return session.get(model, row_id) is not None
+
+
+def snapshot(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table in the database (reflected, so a new table is included)."""
+    metadata = _reflected(engine)
+    with engine.connect() as connection:
+        return {
+            name: sorted((tuple(row) for row in connection.execute(table.select())), key=repr)
+            for name, table in metadata.tables.items()
+        }
+
+
+@functools.cache
+def _reflected(engine: Engine) -> MetaData:
+    metadata = MetaData()
+    metadata.reflect(engine)
+    return metadata
+
+
+def row_counts(engine: Engine) -> dict[str, int]:
+    return {name: len(rows) for name, rows in snapshot(engine).items()}
+
+
+# -- actors ------------------------------------------------------------------------------------
+def page_token(client: TestClient) -> str:
+    """The CSRF token the login page hands out (creates the session's token if needed)."""
+    match = TOKEN_IN_PAGE.search(client.get("/login").text)
+    assert match is not None
+    return match.group(1)
+
+
+def visitor(app: FastAPI) -> TestClient:
+    """An anonymous browser that has loaded a page, so it holds a valid CSRF token."""
+    client = TestClient(app)
+    client.headers["X-CSRF-Token"] = page_token(client)
+    return client
+
+
+def signed_in(app: FastAPI, username: str) -> TestClient:
+    """A separate browser (own cookie jar) logged in as `username`; sends X-CSRF-Token."""
+    client = TestClient(app)
+    log_in(client, username)
+    return client
+
+
+# -- routes ------------------------------------------------------------------------------------
+def http_routes(app: FastAPI) -> set[tuple[str, str]]:
+    """(method, path) of every FastAPI route of the app (HEAD left out)."""
+    try:  # FastAPI >= 0.16x keeps included routers lazily; flatten them.
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # pragma: no cover - older FastAPI lists APIRoute objects directly
+        pairs = [(route, route) for route in app.routes]
+    else:
+        pairs = [(context.original_route, context) for context in iter_route_contexts(app.routes)]
+    return {
+        (method, view.path)
+        for route, view in pairs
+        if isinstance(route, APIRoute)
+        for method in (view.methods or ())
+        if method != "HEAD"
+    }
+
+
+def fill(path: str, **values: object) -> str:
+    """A route's path with its {parameters} filled in (KeyError for an unknown parameter)."""
+    return re.sub(r"{(\w+)}", lambda match: str(values[match.group(1)]), path)
+
+
+# -- live markup -------------------------------------------------------------------------------
+DANGEROUS_TAGS = {"svg", "img", "iframe", "object", "embed", "math", "base", "style", "frame"}
+URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "data", "poster"}
+BAD_SCHEMES = ("javascript:", "vbscript:", "data:text/html")
+
+
+class _Scanner(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+        self.text: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        shown = self.get_starttag_text()
+        values = dict(attrs)
+        if tag == "script":
+            self._in_script = True
+            if not (values.get("src") or "").startswith("/static/"):
+                self.problems.append(f"a script that is not the app's own: {shown}")
+        if tag in DANGEROUS_TAGS:
+            self.problems.append(f"<{tag}> in the page: {shown}")
+        for name, value in attrs:
+            if name.startswith(("on", "hx-on")):
+                self.problems.append(f"event handler attribute {name!r}: {shown}")
+            if name in URL_ATTRIBUTES and value is not None:
+                # Browsers ignore whitespace and control characters inside a scheme.
+                squeezed = "".join(ch for ch in value if ch > " ").lower()
+                if squeezed.startswith(BAD_SCHEMES):
+                    self.problems.append(f"{name} with a script URL: {shown}")
+            if value:
+                self.text.append(value)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script and data.strip():
+            self.problems.append(f"inline script: {data[:80]!r}")
+        self.text.append(data)
+
+
+def scan(html: str) -> tuple[list[str], str]:
+    """Live markup found in `html`, and everything a reader sees (text and attribute values)."""
+    scanner = _Scanner()
+    scanner.feed(html)
+    scanner.close()
+    return scanner.problems, "\n".join(scanner.text)
+
+
+def live_markup(html: str) -> list[str]:
+    return scan(html)[0]

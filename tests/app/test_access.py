@@ -1,0 +1,261 @@
+"""Who reads what: every route that carries an id, walked by every kind of actor.
+
+A learner reads only their own work, an instructor only the work of their cohorts' learners, an
+admin everything. Someone else's record is answered exactly like a record that does not exist.
+"""
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from app.models import Attempt, Cohort, Role, Submission, User
+from tests.app.factories import (
+    DRILL,
+    add_attempt,
+    add_cohort,
+    add_submission,
+    add_user,
+    engine_of,
+    exists,
+    fill,
+    http_routes,
+    signed_in,
+    snapshot,
+    visitor,
+)
+
+ACTORS = ("anonymous", "learner_a", "learner_b", "other_instructor", "instructor", "admin")
+OK, LOGIN, UNAUTHORIZED, FORBIDDEN, HIDDEN, INVALID = 200, 303, 401, 403, 404, 422
+
+# (method, path) -> expected status for each actor, in the order of ACTORS. The records are
+# learner A's (A is in cohort C1, run by "instructor"; B is in C2, run by "other_instructor").
+# POSTs carry deliberately invalid fields: 422 proves that access was granted, and nothing
+# changes.
+READ_OWN_WORK = (LOGIN, OK, HIDDEN, HIDDEN, OK, OK)
+MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
+    ("GET", "/attempts/{attempt_id}"): READ_OWN_WORK,
+    ("GET", "/attempts/{attempt_id}/panel"): READ_OWN_WORK,
+    # Only the learner who ran it explains it; readers who are not its owner get 403.
+    ("POST", "/attempts/{attempt_id}/explanation"): (
+        LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("GET", "/submissions/{submission_id}"): READ_OWN_WORK,
+    # The learner reads their submission but cannot review it.
+    ("POST", "/submissions/{submission_id}/reviews"): (
+        LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
+    ("GET", "/cohorts/{cohort_id}"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("GET", "/cohorts/{cohort_id}/progress.csv"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("POST", "/admin/users/{user_id}/role"): (
+        LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN, FORBIDDEN, INVALID,
+    ),
+    ("GET", "/api/attempts/{attempt_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+    ("GET", "/api/attempts/{attempt_id}/events"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+}  # fmt: skip
+
+INVALID_FORMS = {
+    "/attempts/{attempt_id}/explanation": {"mechanism": ""},
+    "/submissions/{submission_id}/reviews": {"decision": "maybe"},
+    "/admin/users/{user_id}/role": {"role": "emperor"},
+}
+MODELS = {"attempt_id": Attempt, "submission_id": Submission, "cohort_id": Cohort, "user_id": User}
+
+
+@dataclass
+class World:
+    app: FastAPI
+    clients: dict[str, TestClient]
+    ids: dict[str, list[int]]  # path parameter -> learner A's records (or C1, or A's user id)
+    users: dict[str, int]
+    cohorts: dict[str, int]
+
+
+@pytest.fixture
+def world(anonymous: TestClient) -> Iterator[World]:
+    """Admin; I1 runs C1 with learner A; I2 runs C2 with learner B; A has a failed and a fixed
+    attempt and a pending submission; B has a failed and a fixed attempt."""
+    engine = engine_of(anonymous)
+    app: FastAPI = anonymous.app  # type: ignore[assignment]
+    users = {
+        "admin": add_user(engine, "admin", Role.admin),
+        "instructor": add_user(engine, "instructor-1", Role.instructor),
+        "other_instructor": add_user(engine, "instructor-2", Role.instructor),
+        "learner_a": add_user(engine, "learner-a"),
+        "learner_b": add_user(engine, "learner-b"),
+    }
+    cohorts = {
+        "c1": add_cohort(
+            engine, users["instructor"], name="C1", code="AAAA2222", learners=[users["learner_a"]]
+        ),
+        "c2": add_cohort(
+            engine,
+            users["other_instructor"],
+            name="C2",
+            code="BBBB3333",
+            learners=[users["learner_b"]],
+        ),
+    }
+    failed_a = add_attempt(engine, users["learner_a"], fixed=False)
+    fixed_a = add_attempt(engine, users["learner_a"], fixed=True)
+    add_attempt(engine, users["learner_b"], fixed=False)
+    add_attempt(engine, users["learner_b"], fixed=True)
+    submission_a = add_submission(engine, users["learner_a"], failed_a, fixed_a)
+    clients = {"anonymous": visitor(app)}
+    for actor, username in (
+        ("learner_a", "learner-a"),
+        ("learner_b", "learner-b"),
+        ("other_instructor", "instructor-2"),
+        ("instructor", "instructor-1"),
+        ("admin", "admin"),
+    ):
+        clients[actor] = signed_in(app, username)
+    ids = {
+        "attempt_id": [failed_a, fixed_a],
+        "submission_id": [submission_a],
+        "cohort_id": [cohorts["c1"]],
+        "user_id": [users["learner_a"]],
+    }
+    yield World(app=app, clients=clients, ids=ids, users=users, cohorts=cohorts)
+    for client in clients.values():
+        client.close()
+
+
+def request(client: TestClient, method: str, path: str, url: str) -> Any:
+    if method == "GET":
+        return client.get(url, follow_redirects=False)
+    return client.post(url, data=INVALID_FORMS[path], follow_redirects=False)
+
+
+def id_parameter(path: str) -> str:
+    match = re.search(r"{(\w+_id)}", path)
+    assert match is not None
+    return match.group(1)
+
+
+def missing_like(engine: object, model: object, row_id: int) -> int:
+    """An id with as many digits as `row_id` that no row has, so the two 404s can be compared
+    byte for byte once the id is replaced."""
+    missing = int("9" * len(str(row_id)))
+    assert not exists(engine, model, missing)  # type: ignore[arg-type]
+    return missing
+
+
+def fingerprint(response: Any, row_id: int) -> tuple[object, ...]:
+    headers = sorted((k, v) for k, v in response.headers.items() if k != "set-cookie")
+    return response.status_code, headers, response.text.replace(str(row_id), "<id>")
+
+
+def test_the_matrix_covers_every_route_that_carries_an_id(anonymous: TestClient) -> None:
+    routes = {
+        (method, path)
+        for method, path in http_routes(anonymous.app)  # type: ignore[arg-type]
+        if re.search(r"{\w+_id}", path)
+    }
+    assert routes == set(MATRIX), (
+        f"id-bearing routes missing from MATRIX: {sorted(routes - set(MATRIX))}; "
+        f"in MATRIX but gone from the app: {sorted(set(MATRIX) - routes)}"
+    )
+
+
+def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> None:
+    engine = world.app.state.engine
+    before = snapshot(engine)
+    wrong: list[str] = []
+    for (method, path), expected in MATRIX.items():
+        parameter = id_parameter(path)
+        for row_id in world.ids[parameter]:
+            url = fill(path, **{parameter: row_id})
+            for actor, status in zip(ACTORS, expected, strict=True):
+                client = world.clients[actor]
+                response = request(client, method, path, url)
+                if response.status_code != status:
+                    wrong.append(f"{actor} {method} {url}: {response.status_code}, not {status}")
+                    continue
+                if status == LOGIN:
+                    location = response.headers["location"]
+                    if not location.startswith("/login"):
+                        wrong.append(f"{actor} {method} {url}: redirected to {location}")
+                if status == HIDDEN:
+                    # Indistinguishable from a record that does not exist.
+                    missing = missing_like(engine, MODELS[parameter], row_id)
+                    absent = request(client, method, path, fill(path, **{parameter: missing}))
+                    if fingerprint(response, row_id) != fingerprint(absent, missing):
+                        wrong.append(
+                            f"{actor} {method} {url}: its 404 differs from a missing id's: "
+                            f"{response.text!r} vs {absent.text!r}"
+                        )
+    assert not wrong, "\n".join(wrong)
+    # Reading, and being refused, changed nothing.
+    assert snapshot(engine) == before
+
+
+def test_an_api_client_gets_401_not_a_redirect(world: World) -> None:
+    anonymous = world.clients["anonymous"]
+    attempt_id = world.ids["attempt_id"][0]
+    response = anonymous.get(f"/api/attempts/{attempt_id}", follow_redirects=False)
+    assert response.status_code == UNAUTHORIZED and "location" not in response.headers
+    page = anonymous.get(f"/attempts/{attempt_id}", follow_redirects=False)
+    assert page.headers["location"] == f"/login?next=/attempts/{attempt_id}"
+    # htmx cannot follow a 303 into a swap: it gets 401 and an HX-Redirect to the login page.
+    htmx = anonymous.get(
+        f"/attempts/{attempt_id}/panel", headers={"HX-Request": "true"}, follow_redirects=False
+    )
+    assert htmx.status_code == UNAUTHORIZED
+    assert htmx.headers["HX-Redirect"].startswith("/login")
+
+
+def test_lists_show_each_actor_only_the_work_they_may_read(world: World) -> None:
+    clients = world.clients
+    submission_id = world.ids["submission_id"][0]
+    submission_link = f'href="/submissions/{submission_id}"'
+    # The review queue: the cohort's instructor and the admin see A's pending submission.
+    assert submission_link in clients["instructor"].get("/reviews").text
+    assert submission_link in clients["admin"].get("/reviews").text
+    other_queue = clients["other_instructor"].get("/reviews?learner=learner-a").text
+    assert submission_link not in other_queue and "Learner-A" not in other_queue
+    assert clients["learner_a"].get("/reviews").status_code == FORBIDDEN
+    # Cohort lists.
+    c1_link = f'href="/cohorts/{world.cohorts["c1"]}"'
+    c2_link = f'href="/cohorts/{world.cohorts["c2"]}"'
+    assert c1_link in clients["instructor"].get("/cohorts").text
+    assert c1_link not in clients["other_instructor"].get("/cohorts").text
+    admin_cohorts = clients["admin"].get("/cohorts").text
+    assert c1_link in admin_cohorts and c2_link in admin_cohorts
+    assert clients["learner_a"].get("/cohorts").status_code == FORBIDDEN
+    assert clients["learner_a"].get("/admin/users").status_code == FORBIDDEN
+    assert clients["instructor"].get("/admin/users").status_code == FORBIDDEN
+    # A learner's drill page and history list only their own attempts.
+    for learner, other in (("learner_a", "learner_b"), ("learner_b", "learner_a")):
+        page = clients[learner].get(f"/drills/{DRILL}").text
+        history = clients[learner].get(f"/drills/{DRILL}/history").text
+        own = re.findall(r'href="/attempts/(\d+)"', page + history)
+        assert own, f"{learner} sees none of their own attempts"
+        for attempt_id in own:
+            assert clients[learner].get(f"/api/attempts/{attempt_id}").status_code == OK
+            assert clients[other].get(f"/api/attempts/{attempt_id}").status_code == HIDDEN
+
+
+def test_a_learner_cannot_submit_someone_elses_attempts(world: World) -> None:
+    engine = world.app.state.engine
+    failed_a, fixed_a = world.ids["attempt_id"]
+    before = snapshot(engine)
+    response = world.clients["learner_b"].post(
+        f"/drills/{DRILL}/submissions",
+        data={
+            "failed_attempt_id": str(failed_a),
+            "fixed_attempt_id": str(fixed_a),
+            "mechanism": "m",
+            "right_tool": "r",
+            "wrong_tool": "w",
+            "next_check": "n",
+        },
+        follow_redirects=False,
+    )
+    assert response.status_code == INVALID
+    assert "pick one of your own attempts" in response.text
+    assert snapshot(engine) == before

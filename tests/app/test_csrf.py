@@ -1,0 +1,353 @@
+"""CSRF: every state-changing route refuses a request without the session's token (403, nothing
+changes); no GET changes anything."""
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from sqlmodel import Session, col, select
+
+from app.models import Attempt, AttemptStatus, Role
+from tests.app.factories import (
+    DRILL,
+    RUBRIC_KEYS,
+    add_attempt,
+    add_cohort,
+    add_explanation,
+    add_review,
+    add_submission,
+    add_user,
+    engine_of,
+    fill,
+    http_routes,
+    signed_in,
+    snapshot,
+    visitor,
+)
+from tests.conftest import PASSWORD
+
+HEADER = "X-CSRF-Token"
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+RUN_FORM = {
+    "hypothesis": "fits",
+    "prediction": "The loss goes to zero.",
+    "knob.examples": "8",
+    "knob.bug": "none",
+    "knob.lr": "0.01",
+    "knob.steps": "10",
+    "seed": "0",
+}
+TEXTS = {
+    "mechanism": "The labels were re-shuffled every step.",
+    "right_tool": "Before a long run.",
+    "wrong_tool": "To judge generalisation.",
+    "next_check": "The data loader.",
+}
+
+
+@dataclass
+class World:
+    app: FastAPI
+    engine: Engine
+    clients: dict[str, TestClient]
+    ids: dict[str, int]
+    codes: dict[str, str]
+    spare: list[TestClient] = field(default_factory=list)
+
+    def fresh(self, username: str | None) -> TestClient:
+        """A browser of its own (for cases that log in or out)."""
+        client = visitor(self.app) if username is None else signed_in(self.app, username)
+        self.spare.append(client)
+        return client
+
+
+@pytest.fixture
+def world(anonymous: TestClient) -> Iterator[World]:
+    engine = engine_of(anonymous)
+    app: FastAPI = anonymous.app  # type: ignore[assignment]
+    admin = add_user(engine, "admin", Role.admin)
+    i1 = add_user(engine, "instructor-1", Role.instructor)
+    i2 = add_user(engine, "instructor-2", Role.instructor)
+    a = add_user(engine, "learner-a")
+    b = add_user(engine, "learner-b")
+    c1 = add_cohort(engine, i1, name="C1", code="AAAA2222", learners=[a])
+    c2 = add_cohort(engine, i2, name="C2", code="BBBB3333", learners=[b])
+    failed_a = add_attempt(engine, a, fixed=False)
+    fixed_a = add_attempt(engine, a, fixed=True)
+    add_explanation(engine, fixed_a, a, "It memorised the batch.")
+    failed_b = add_attempt(engine, b, fixed=False)
+    fixed_b = add_attempt(engine, b, fixed=True)
+    reviewed_b = add_submission(engine, b, failed_b, fixed_b, status="changes_requested")
+    add_review(engine, reviewed_b, i2, comment="Say why.", decision="changes_requested")
+    pending_b = add_submission(engine, b, failed_b, fixed_b, version=2)
+    clients = {
+        "learner_a": signed_in(app, "learner-a"),
+        "learner_b": signed_in(app, "learner-b"),
+        "instructor": signed_in(app, "instructor-1"),
+        "other_instructor": signed_in(app, "instructor-2"),
+        "admin": signed_in(app, "admin"),
+    }
+    ids = {
+        "admin": admin,
+        "learner_a": a,
+        "learner_b": b,
+        "c1": c1,
+        "c2": c2,
+        "failed_a": failed_a,
+        "fixed_a": fixed_a,
+        "pending_b": pending_b,
+    }
+    world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
+    yield world
+    wait_for_runs(engine)
+    for client in [*clients.values(), *world.spare]:
+        client.close()
+
+
+def wait_for_runs(engine: Engine, timeout: float = 60) -> None:
+    """Let every run a test started finish, so none is cut off when the app stops."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with Session(engine) as session:
+            busy = session.exec(
+                select(Attempt.id).where(
+                    col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running])
+                )
+            ).all()
+        if not busy:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"attempts {busy} still running after {timeout} s")
+
+
+@dataclass
+class Case:
+    """One state-changing request with valid fields: accepted with the token, it changes state."""
+
+    client: TestClient
+    url: str
+    success: int
+    form: dict[str, str] | None = None
+    json: dict[str, Any] | None = None
+    # What else the request would change besides rows: a probe that must not move when refused.
+    probe: Callable[[], object] = lambda: None
+
+
+def session_probe(client: TestClient) -> Callable[[], object]:
+    return lambda: client.get("/api/session").status_code
+
+
+CASE_ROUTES = {
+    ("POST", "/register"),
+    ("POST", "/login"),
+    ("POST", "/logout"),
+    ("POST", "/drills/{slug}/attempts"),
+    ("POST", "/attempts/{attempt_id}/explanation"),
+    ("POST", "/drills/{slug}/submissions"),
+    ("POST", "/submissions/{submission_id}/reviews"),
+    ("POST", "/cohorts"),
+    ("POST", "/cohorts/join"),
+    ("POST", "/admin/users/{user_id}/role"),
+    ("POST", "/api/attempts"),
+}
+
+
+def cases(world: World) -> dict[tuple[str, str], Case]:
+    c, ids = world.clients, world.ids
+    newcomer, anonymous = world.fresh(None), world.fresh(None)
+    leaving = world.fresh("learner-a")
+    review = {"decision": "accepted", "comment": "Clear."}
+    review |= {f"score.{key}": "2" for key in RUBRIC_KEYS}
+    review |= {f"comment.{key}": "ok" for key in RUBRIC_KEYS}
+    register = {
+        "username": "newcomer",
+        "display_name": "New",
+        "password": PASSWORD,
+        "password_again": PASSWORD,
+    }
+    built = {
+        ("POST", "/register"): Case(
+            newcomer, "/register", 303, form=register, probe=session_probe(newcomer)
+        ),
+        ("POST", "/login"): Case(
+            anonymous,
+            "/login",
+            303,
+            form={"username": "learner-b", "password": PASSWORD},
+            probe=session_probe(anonymous),
+        ),
+        ("POST", "/logout"): Case(leaving, "/logout", 303, form={}, probe=session_probe(leaving)),
+        ("POST", "/drills/{slug}/attempts"): Case(
+            c["learner_a"], f"/drills/{DRILL}/attempts", 303, form=RUN_FORM
+        ),
+        ("POST", "/attempts/{attempt_id}/explanation"): Case(
+            c["learner_a"], f"/attempts/{ids['fixed_a']}/explanation", 200, form=TEXTS
+        ),
+        ("POST", "/drills/{slug}/submissions"): Case(
+            c["learner_a"],
+            f"/drills/{DRILL}/submissions",
+            303,
+            form={
+                "failed_attempt_id": str(ids["failed_a"]),
+                "fixed_attempt_id": str(ids["fixed_a"]),
+                **TEXTS,
+            },
+        ),
+        ("POST", "/submissions/{submission_id}/reviews"): Case(
+            c["other_instructor"], f"/submissions/{ids['pending_b']}/reviews", 303, form=review
+        ),
+        ("POST", "/cohorts"): Case(c["instructor"], "/cohorts", 303, form={"name": "Spring"}),
+        ("POST", "/cohorts/join"): Case(
+            c["learner_a"], "/cohorts/join", 303, form={"code": world.codes["c2"]}
+        ),
+        ("POST", "/admin/users/{user_id}/role"): Case(
+            c["admin"], f"/admin/users/{ids['learner_b']}/role", 303, form={"role": "instructor"}
+        ),
+        ("POST", "/api/attempts"): Case(
+            c["learner_a"],
+            "/api/attempts",
+            202,
+            json={
+                "drill": DRILL,
+                "hypothesis": "fits",
+                "prediction": "zero",
+                "knobs": {"steps": 10},
+            },
+        ),
+    }
+    assert set(built) == CASE_ROUTES
+    return built
+
+
+def send(case: Case, *, header: str | None, field: str | None) -> Any:
+    """Post the case with exactly this token header and form field (None: leave it out)."""
+    saved = case.client.headers.pop(HEADER, None)
+    try:
+        headers = {HEADER: header} if header is not None else {}
+        if case.json is not None:
+            return case.client.post(
+                case.url, json=case.json, headers=headers, follow_redirects=False
+            )
+        form = dict(case.form or {})
+        if field is not None:
+            form["csrf_token"] = field
+        return case.client.post(case.url, data=form, headers=headers, follow_redirects=False)
+    finally:
+        if saved is not None:
+            case.client.headers[HEADER] = saved
+
+
+def token_of(client: TestClient) -> str:
+    token = client.headers.get(HEADER)
+    assert token, "every client here holds its session's token"
+    return token
+
+
+def test_every_state_changing_route_is_in_the_cases(anonymous: TestClient) -> None:
+    routes = {(m, p) for m, p in http_routes(anonymous.app) if m not in SAFE_METHODS}  # type: ignore[arg-type]
+    assert routes == CASE_ROUTES, (
+        f"state-changing routes without a CSRF case: {sorted(routes - CASE_ROUTES)}; "
+        f"cases for routes that are gone: {sorted(CASE_ROUTES - routes)}"
+    )
+
+
+def test_a_missing_or_wrong_token_gets_403_and_changes_nothing(world: World) -> None:
+    someone_else = token_of(world.clients["learner_b"])  # a real token, of another session
+    wrong: list[str] = []
+    for (method, path), case in cases(world).items():
+        own = token_of(case.client)
+        refused = {
+            "no token": {"header": None, "field": None},
+            "a forged header": {"header": "forged-" + own[7:], "field": None},
+            "another session's token as header": {"header": someone_else, "field": None},
+            "an empty header": {"header": "", "field": None},
+        }
+        if case.json is None:
+            refused |= {
+                "a forged form field": {"header": None, "field": "forged-" + own[7:]},
+                "another session's token as field": {"header": None, "field": someone_else},
+            }
+        for variant, token in refused.items():
+            rows, probe = snapshot(world.engine), case.probe()
+            response = send(case, **token)
+            changed = snapshot(world.engine) != rows or case.probe() != probe
+            if response.status_code != 403 or changed:
+                wrong.append(
+                    f"{method} {path} with {variant}: {response.status_code}, not 403"
+                    + (", and it changed state" if changed else "")
+                )
+                break  # the first hole is enough; the state has moved on anyway
+        else:
+            check_control(case, own, wrong, f"{method} {path}", world.engine)
+    assert not wrong, "\n".join(wrong)
+
+
+def check_control(case: Case, own: str, wrong: list[str], route: str, engine: Engine) -> None:
+    """The same request with the right token (as a plain form sends it) goes through, which
+    shows that the refusals above were about the token and nothing else."""
+    rows, probe = snapshot(engine), case.probe()
+    if case.json is not None:
+        response = send(case, header=own, field=None)
+    else:
+        response = send(case, header=None, field=own)
+    if response.status_code != case.success:
+        wrong.append(f"{route} with the right token: {response.status_code}")
+    elif snapshot(engine) == rows and case.probe() == probe:
+        wrong.append(f"{route} with the right token changed nothing")
+    wait_for_runs(engine)  # a run it started writes on: let it end before the next snapshot
+
+
+def test_the_token_is_the_one_the_page_and_the_api_hand_out(client: TestClient) -> None:
+    token = token_of(client)
+    page = client.get(f"/drills/{DRILL}").text
+    assert f'hx-headers=\'{{"X-CSRF-Token": "{token}"}}\'' in page
+    assert f'name="csrf_token" value="{token}"' in page
+    # Each session has its own token.
+    other = visitor(client.app)  # type: ignore[arg-type]
+    assert token_of(other) != token
+    other.close()
+
+
+def test_no_get_changes_state(world: World) -> None:
+    ids = world.ids
+    values = {
+        "slug": DRILL,
+        "attempt_id": ids["fixed_a"],  # final: its event stream ends by itself
+        "submission_id": ids["pending_b"],
+        "cohort_id": ids["c1"],
+        "user_id": ids["learner_a"],
+    }
+    get_routes = sorted(p for m, p in http_routes(world.app) if m == "GET")
+    urls = [fill(path, **values) for path in get_routes]
+    readable = set(urls)
+    urls += [
+        "/openapi.json",
+        "/login?next=/progress",
+        "/progress?join=ok",
+        f"/reviews?drill={DRILL}&learner=learner-a",
+        f"/attempts/{ids['failed_a']}",
+        f"/api/attempts/{ids['failed_a']}/events",
+    ]
+    # A GET to a state-changing URL (a link, an <img src>) must not do what the POST does.
+    urls += [fill(p, **values) for m, p in http_routes(world.app) if m not in SAFE_METHODS]
+    changed: list[str] = []
+    for actor in ("admin", "learner_a"):
+        client = world.clients[actor]
+        for url in urls:
+            rows = snapshot(world.engine)
+            response = client.get(url, follow_redirects=False)
+            if response.status_code >= 500:
+                changed.append(f"{actor} GET {url}: {response.status_code}")
+            # The admin may read every page: each handler really ran, with valid ids.
+            if actor == "admin" and url in readable and response.status_code != 200:
+                changed.append(f"admin GET {url}: {response.status_code}, not 200")
+            if snapshot(world.engine) != rows:
+                changed.append(f"{actor} GET {url} changed the database")
+        if client.get("/api/session").status_code != 200:
+            changed.append(f"a GET logged {actor} out")
+    assert not changed, "\n".join(changed)
