@@ -10,6 +10,8 @@ def format_knob_value(value: object) -> str:
     # repr() of a float parses back to the identical float; str() of an int or a choice is exact.
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, list | tuple):  # a float-list knob: "1e-06,0.0001,0.01,1.0"
+        return ",".join(format_knob_value(float(item)) for item in value)
     return str(value)
 
 

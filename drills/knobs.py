@@ -8,6 +8,11 @@ from typing import Any
 
 from drills.base import Drill, Knob
 
+# A "float-list" holds at most this many numbers: each one is a separate training run.
+MAX_LIST_VALUES = 6
+
+KnobValue = int | float | str | tuple[float, ...]
+
 
 class KnobError(ValueError):
     """A knob value the drill cannot accept; `.knob` names the knob (None if unnamed)."""
@@ -32,7 +37,9 @@ def resolve_knobs(drill: Drill, raw: Mapping[str, object]) -> dict[str, Any]:
     return resolved
 
 
-def resolve_knob(knob: Knob, value: object) -> int | float | str:
+def resolve_knob(knob: Knob, value: object) -> KnobValue:
+    if knob.kind == "float-list":
+        return _as_float_list(knob, value)
     if knob.kind == "int":
         typed: int | float | str = _as_int(knob.name, value)
     elif knob.kind == "float":
@@ -43,11 +50,15 @@ def resolve_knob(knob: Knob, value: object) -> int | float | str:
         allowed = ", ".join(str(choice) for choice in knob.choices)
         raise KnobError(knob.name, f"{value!r} is not one of: {allowed}")
     if isinstance(typed, int | float):
-        if knob.minimum is not None and typed < knob.minimum:
-            raise KnobError(knob.name, f"{typed!r} is below the minimum {knob.minimum!r}")
-        if knob.maximum is not None and typed > knob.maximum:
-            raise KnobError(knob.name, f"{typed!r} is above the maximum {knob.maximum!r}")
+        _check_range(knob, typed)
     return typed
+
+
+def _check_range(knob: Knob, number: int | float) -> None:
+    if knob.minimum is not None and number < knob.minimum:
+        raise KnobError(knob.name, f"{number!r} is below the minimum {knob.minimum!r}")
+    if knob.maximum is not None and number > knob.maximum:
+        raise KnobError(knob.name, f"{number!r} is above the maximum {knob.maximum!r}")
 
 
 def _as_int(name: str, value: object) -> int:
@@ -90,3 +101,33 @@ def _as_choice(knob: Knob, value: object) -> int | float | str:
             return choice
     allowed = ", ".join(str(choice) for choice in knob.choices or ())
     raise KnobError(knob.name, f"{value!r} is not one of: {allowed}")
+
+
+def _as_float_list(knob: Knob, value: object) -> tuple[float, ...]:
+    """Text such as "1e-6, 1e-4" (CLI, form) or a JSON list -> a tuple of floats, order kept."""
+    items: list[object]
+    if isinstance(value, str):
+        items = list(value.split(",")) if value.strip() else []
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        items = [value]  # one number is a list of one
+    else:
+        raise KnobError(knob.name, f"expected comma-separated numbers, got {value!r}")
+    if not items:
+        raise KnobError(knob.name, "expected at least one number, got none")
+    if len(items) > MAX_LIST_VALUES:
+        raise KnobError(
+            knob.name, f"at most {MAX_LIST_VALUES} numbers are allowed, got {len(items)}"
+        )
+    numbers: list[float] = []
+    for position, item in enumerate(items, start=1):
+        if isinstance(item, str) and not item.strip():
+            raise KnobError(knob.name, f"number {position} of {value!r} is empty")
+        number = _as_float(knob.name, item)
+        _check_range(knob, number)
+        # 0.01 and 1e-2 are the same number: running it twice would only repeat a curve.
+        if number in numbers:
+            raise KnobError(knob.name, f"{number!r} is listed twice")
+        numbers.append(number)
+    return tuple(numbers)

@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 from drills.base import Drill
+from drills.break_the_graph import BreakTheGraph
+from drills.double_shift_labels import DoubleShiftLabels
+from drills.loss_spikes import LossSpikes
+from drills.loss_vs_metric import LossVsMetric
+from drills.lr_sweep import LrSweep
+from drills.nan_hunt import NanHunt
+from drills.optimizer_membership import OptimizerMembership
 from drills.overfit_one_batch import OverfitOneBatch
+from drills.overfitting_leakage import OverfittingLeakage
+from drills.val_below_train import ValBelowTrain
 
 # Catalogue order: the order learners meet the drills in.
-_DRILLS: tuple[Drill, ...] = (OverfitOneBatch(),)
+_DRILLS: tuple[Drill, ...] = (
+    OverfitOneBatch(),
+    BreakTheGraph(),
+    DoubleShiftLabels(),
+    ValBelowTrain(),
+    OptimizerMembership(),
+    LrSweep(),
+    NanHunt(),
+    LossSpikes(),
+    OverfittingLeakage(),
+    LossVsMetric(),
+)
 
 
 class UnknownDrill(KeyError):

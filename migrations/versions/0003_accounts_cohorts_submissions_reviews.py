@@ -11,7 +11,6 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-
 revision: str = "0003"
 down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
@@ -119,7 +118,6 @@ def upgrade() -> None:
         batch_op.add_column(
             sa.Column("password_hash", sqlmodel.sql.sqltypes.AutoString(length=255), nullable=True)
         )
-
 
 
 def downgrade() -> None:

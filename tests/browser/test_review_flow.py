@@ -41,6 +41,10 @@ def review(page: Page, base: str, *, score: str, comment: str, decision: str) ->
     for radio in page.locator(f'.rubric input[type=radio][value="{score}"]').all():
         radio.check()
     page.fill("#review-comment", comment)
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(
+        path=str(SHOTS / f"review-{decision.lower().replace(' ', '-')}.png"), full_page=True
+    )
     page.get_by_role("button", name=decision).click()
 
 
@@ -116,5 +120,4 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
     learner.goto(f"{base}/drills/overfit-one-batch")
     expect(learner.locator("#version-2")).to_contain_text("accepted")
     expect(learner.locator("#version-1")).to_contain_text("Say why it settles at ln 4.")
-    SHOTS.mkdir(exist_ok=True)
     learner.screenshot(path=str(SHOTS / "learner-feedback.png"), full_page=True)

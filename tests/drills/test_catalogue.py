@@ -1,16 +1,17 @@
 import json
 
 from drills.catalogue import describe
-from drills.registry import get_drill
+from drills.registry import all_drills, get_drill
 
 
 def test_describe_is_plain_json() -> None:
     description = describe(get_drill("overfit-one-batch"))
     assert json.loads(json.dumps(description, allow_nan=False)) == description
     assert set(description) == {
-        "slug", "title", "summary", "symptom", "scenario", "version", "knobs", "hypotheses",
-        "charts", "observations",
+        "slug", "title", "summary", "symptom", "scenario", "version", "healthy", "knobs",
+        "hypotheses", "charts", "observations",
     }  # fmt: skip
+    assert description["healthy"] in {h["key"] for h in description["hypotheses"]}
 
 
 def test_knobs_keep_their_schema() -> None:
@@ -30,3 +31,8 @@ def test_charts_and_hypotheses() -> None:
         "y_label": "L2 norm", "log_y": True,
     }  # fmt: skip
     assert {"key", "text"} == set(description["hypotheses"][0])
+
+
+def test_every_drill_names_a_healthy_outcome_among_its_hypotheses() -> None:
+    for drill in all_drills():
+        assert drill.healthy in {hypothesis.key for hypothesis in drill.hypotheses}, drill.slug

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from drills.cli import main
+from drills.registry import all_drills
 from drills.runner import run_drill
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,8 @@ def test_list_json_describes_the_catalogue() -> None:
     result = drills_cli("list", "--json")
     assert result.returncode == 0, result.stderr
     catalogue = json.loads(result.stdout)
-    assert [drill["slug"] for drill in catalogue] == ["overfit-one-batch"]
+    assert [drill["slug"] for drill in catalogue] == [drill.slug for drill in all_drills()]
+    assert catalogue[0]["slug"] == "overfit-one-batch"
 
 
 def test_runs_in_separate_processes_give_the_same_digest() -> None:

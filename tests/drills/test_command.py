@@ -28,3 +28,19 @@ def test_parsing_the_command_back_gives_the_same_run(lr: float, seed: int) -> No
     assert args.slug == drill.slug
     assert args.seed == seed
     assert resolve_knobs(drill, parse_knob_settings(args.knobs)) == knobs
+
+
+def test_a_float_list_is_written_as_comma_separated_floats() -> None:
+    sweep = get_drill("lr-sweep")
+    knobs = resolve_knobs(sweep, {"lrs": "1e-6,1e-4,1e-2,1"})
+    assert replay_command(sweep.slug, knobs, 0) == (
+        "python -m drills run lr-sweep --set lrs=1e-06,0.0001,0.01,1.0 --set optimizer=sgd --seed 0"
+    )
+
+
+@pytest.mark.parametrize("lrs", [[1 / 3, 1e-6, 0.1 + 0.2], [7.0], [3e-4, 1e-7, 10.0]])
+def test_a_float_list_survives_the_round_trip(lrs: list[float]) -> None:
+    sweep = get_drill("lr-sweep")
+    knobs = resolve_knobs(sweep, {"lrs": lrs, "optimizer": "adam"})
+    args = build_parser().parse_args(shlex.split(replay_command(sweep.slug, knobs, 3))[3:])
+    assert resolve_knobs(sweep, parse_knob_settings(args.knobs)) == knobs

@@ -2,7 +2,8 @@ import math
 
 import pytest
 
-from drills.knobs import KnobError, resolve_knobs
+from drills.base import Knob
+from drills.knobs import KnobError, resolve_knob, resolve_knobs
 from drills.registry import get_drill
 
 drill = get_drill("overfit-one-batch")
@@ -62,3 +63,64 @@ def test_bad_values_are_refused_with_the_knob_named(
     assert caught.value.knob == knob
     assert knob in str(caught.value)
     assert problem in str(caught.value)
+
+
+# The "float-list" kind, e.g. the learning rates of a sweep.
+RATES = Knob("lrs", "float-list", (1e-6, 1.0), "rates", minimum=1e-7, maximum=10.0)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1e-6,1e-4,1e-2,1", (1e-6, 1e-4, 1e-2, 1.0)),
+        (" 1e-6 , 0.5 ", (1e-6, 0.5)),
+        ("0.01", (0.01,)),
+        ([1e-6, 0.0001], (1e-6, 1e-4)),
+        ((1, "0.5"), (1.0, 0.5)),
+        (0.3, (0.3,)),
+        ("1,1e-3", (1.0, 1e-3)),  # the order given is kept
+    ],
+)
+def test_float_lists_parse_from_text_and_json(value: object, expected: tuple[float, ...]) -> None:
+    resolved = resolve_knob(RATES, value)
+    assert resolved == expected
+    assert isinstance(resolved, tuple) and all(type(item) is float for item in resolved)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("", "at least one number"),
+        ("  ", "at least one number"),
+        ([], "at least one number"),
+        ("1e-3,", "number 2 of '1e-3,' is empty"),
+        ("1e-3,,1", "is empty"),
+        ("0.01,1e-2", "0.01 is listed twice"),
+        ([0.5, 0.5], "listed twice"),
+        ("1e-3,nan", "finite"),
+        ([1e-3, math.inf], "finite"),
+        ("1e-3,abc", "expected a number, got 'abc'"),
+        ([1e-3, True], "expected a number"),
+        ([[1e-3]], "expected a number"),
+        ("1e-8", "below the minimum"),
+        ("1,20", "above the maximum"),
+        (",".join(str(i) for i in range(1, 8)), "at most 6 numbers"),
+        (None, "expected comma-separated numbers"),
+        (True, "expected comma-separated numbers"),
+    ],
+)
+def test_bad_float_lists_are_refused_with_the_knob_named(value: object, problem: str) -> None:
+    with pytest.raises(KnobError) as caught:
+        resolve_knob(RATES, value)
+    assert caught.value.knob == "lrs"
+    assert str(caught.value).startswith("knob 'lrs': ")
+    assert problem in str(caught.value)
+
+
+def test_a_sweep_drill_fills_in_its_default_list() -> None:
+    sweep = get_drill("lr-sweep")
+    assert resolve_knobs(sweep, {}) == {"optimizer": "sgd", "lrs": (1e-6, 1e-4, 1e-2, 1.0)}
+    assert resolve_knobs(sweep, {"lrs": "1e-3"})["lrs"] == (1e-3,)
+    # A resolved value resolves to itself: the worker re-validates what the web app resolved.
+    resolved = resolve_knobs(sweep, {"lrs": [0.1, 0.2]})
+    assert resolve_knobs(sweep, resolved) == resolved

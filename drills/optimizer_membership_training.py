@@ -1,0 +1,223 @@
+"""The training loop of "Optimizer membership": parameters that get gradients but no updates.
+
+Kept apart from the drill's description (drills/optimizer_membership.py) so that only a worker
+process that actually trains imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from drills.base import DrillOutcome, Reporter, SignatureValue
+from drills.curves import tail_mean
+from drills.diagnostics import ParameterAudit
+from drills.tables import Cell, table
+
+PARTS = ("backbone", "head")
+
+# Every run reports every key (None where a number does not apply), so records line up.
+SIGNATURE_KEYS = (
+    "model_params",
+    "in_optimizer",
+    "not_in_optimizer",
+    "stale_optimizer_tensors",
+    "grad_but_no_update",
+    "backbone_grad_but_no_update",
+    "head_grad_but_no_update",
+    "backbone_update_norm",
+    "head_update_norm",
+    "initial_loss",
+    "final_loss",
+    "chance_loss",
+)
+
+
+@dataclass(frozen=True)
+class MembershipConfig:
+    exclude: str = "none"
+    examples: int = 64  # one fixed batch, trained on full-batch
+    features: int = 16
+    wide: int = 64  # width of the backbone's first layer
+    hidden: int = 32  # width of the features the head reads
+    classes: int = 4
+    lr: float = 1e-2  # Adam
+    steps: int = 200
+
+
+@dataclass(frozen=True)
+class Data:
+    features: torch.Tensor  # (examples, features) float32
+    labels: torch.Tensor  # (examples,) int64
+
+
+def make_data(config: MembershipConfig, seed: int) -> Data:
+    """Labels from a fixed random two-layer teacher: learnable, but not by a linear model alone."""
+    generator = torch.Generator().manual_seed(seed)
+    features = torch.randn(config.examples, config.features, generator=generator)
+    first = torch.randn(config.features, config.hidden, generator=generator)
+    second = torch.randn(config.hidden, config.classes, generator=generator)
+    labels = (torch.tanh(features @ first) @ second).argmax(dim=-1)
+    return Data(features, labels)
+
+
+class BackboneAndHead(nn.Module):
+    def __init__(self, config: MembershipConfig) -> None:
+        super().__init__()
+        self.backbone = nn.Sequential(
+            nn.Linear(config.features, config.wide),
+            nn.ReLU(),
+            nn.Linear(config.wide, config.hidden),
+            nn.ReLU(),
+        )
+        self.head = nn.Linear(config.hidden, config.classes)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(features))  # type: ignore[no-any-return]
+
+
+def parameters_to_optimize(model: BackboneAndHead, exclude: str) -> Iterator[nn.Parameter]:
+    """What the optimizer is built with: the bug is in this list, not in the model."""
+    if exclude == "head":
+        return model.backbone.parameters()
+    if exclude == "backbone":
+        return model.head.parameters()
+    return model.parameters()
+
+
+def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+    """Train on one fixed batch with part of the model missing from the optimizer."""
+    config = MembershipConfig(exclude=knobs["exclude"])
+    data = make_data(config, seed)
+    model = BackboneAndHead(config)
+    optimizer = torch.optim.Adam(parameters_to_optimize(model, config.exclude), lr=config.lr)
+    if config.exclude == "head-replaced-after":
+        # e.g. a new classification head for a different label set, fitted after the optimizer
+        # was built: the optimizer still holds the old head's tensors, which nothing uses now.
+        model.head = nn.Linear(config.hidden, config.classes)
+    # The audit reads the model as it is now and asks the optimizer about each live parameter.
+    audit = ParameterAudit(model, optimizer)
+
+    losses: list[float] = []
+    for step in range(config.steps):
+        loss = F.cross_entropy(model(data.features), data.labels)
+        losses.append(loss.item())
+        report.metric("loss", step, losses[-1])
+
+        before = {part: snapshot(model, part) for part in PARTS}
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        audit.after_backward()
+        optimizer.step()
+        for part, weights in before.items():
+            report.metric(f"update@{part}", step, step_size(model, part, weights))
+
+    rows = audit.rows()
+    signature = build_signature(config, model, optimizer, rows)
+    signature |= {"initial_loss": losses[0], "final_loss": tail_mean(losses)}
+    diagnostics = {"parameters": rows, "tables": [optimizer_table(model, optimizer)]}
+    return DrillOutcome(signature, diagnostics, describe_inputs(data, config.classes))
+
+
+def has_grad_but_no_update(row: dict[str, Any]) -> bool:
+    return bool(row["grad"] == "finite" and row["grad_norm"] > 0 and row["update_norm"] == 0)
+
+
+def stale_tensors(model: nn.Module, optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    """Tensors the optimizer would update that are not (or no longer) parameters of the model."""
+    live = {id(p) for p in model.parameters()}
+    held = [p for group in optimizer.param_groups for p in group["params"]]
+    return [p for p in held if id(p) not in live]
+
+
+def build_signature(
+    config: MembershipConfig,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    rows: list[dict[str, Any]],
+) -> dict[str, SignatureValue]:
+    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
+    signature |= {
+        "model_params": len(rows),
+        "in_optimizer": sum(row["in_optimizer"] for row in rows),
+        "not_in_optimizer": sum(not row["in_optimizer"] for row in rows),
+        "stale_optimizer_tensors": len(stale_tensors(model, optimizer)),
+        "grad_but_no_update": sum(has_grad_but_no_update(row) for row in rows),
+        "chance_loss": math.log(config.classes),
+    }
+    for part in PARTS:
+        part_rows = [row for row in rows if row["name"].startswith(f"{part}.")]
+        signature |= {
+            f"{part}_grad_but_no_update": sum(has_grad_but_no_update(row) for row in part_rows),
+            f"{part}_update_norm": math.sqrt(sum(row["update_norm"] ** 2 for row in part_rows)),
+        }
+    return signature
+
+
+def snapshot(model: nn.Module, part: str) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in model.get_submodule(part).parameters()]
+
+
+def step_size(model: nn.Module, part: str, before: list[torch.Tensor]) -> float:
+    """How far one optimizer step moved a part: the L2 norm of its weight change."""
+    now = model.get_submodule(part).parameters()
+    return math.sqrt(
+        sum(float((p.detach() - b).pow(2).sum()) for p, b in zip(now, before, strict=True))
+    )
+
+
+def optimizer_table(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """Every tensor the optimizer holds, and which model parameter (if any) it is."""
+    names = {id(p): name for name, p in model.named_parameters()}
+    rows: list[list[Cell]] = []
+    for group_index, group in enumerate(optimizer.param_groups):
+        for position, tensor in enumerate(group["params"]):
+            rows.append(
+                [
+                    f"group {group_index}, #{position}",
+                    "x".join(str(size) for size in tensor.shape),
+                    names.get(id(tensor), "(not in the model)"),
+                    tensor.grad is not None,
+                ]
+            )
+    return table(
+        "optimizer",
+        "What the optimizer holds",
+        ["optimizer tensor", "shape", "model parameter", "has a gradient"],
+        rows,
+        note=(
+            "The optimizer keeps references to the tensors it was built with. A parameter "
+            "missing here is never updated, whatever its gradient."
+        ),
+    )
+
+
+def data_digest(data: Data) -> str:
+    sha = hashlib.sha256()
+    for values, fmt in ((data.features, "f"), (data.labels, "q")):
+        flat = values.flatten().tolist()
+        sha.update(struct.pack(f"<{len(flat)}{fmt}", *flat))
+    return sha.hexdigest()
+
+
+def describe_inputs(data: Data, classes: int) -> dict[str, Any]:
+    return {
+        "shapes": {"features": list(data.features.shape), "labels": list(data.labels.shape)},
+        "sha256": data_digest(data),
+        "label_counts": torch.bincount(data.labels, minlength=classes).tolist(),
+        "examples": [
+            {
+                "features_first4": [round(v, 3) for v in data.features[i, :4].tolist()],
+                "label": int(data.labels[i]),
+            }
+            for i in range(3)
+        ],
+    }

@@ -1,0 +1,188 @@
+import functools
+import json
+from typing import Any
+
+import pytest
+
+from drills.knobs import KnobError, resolve_knobs
+from drills.loss_spikes_training import SpikesConfig, commonest_position, find_spikes
+from drills.registry import get_drill
+from drills.runner import run_drill
+
+SEEDS = (0, 1, 2)
+SLUG = "loss-spikes"
+drill = get_drill(SLUG)
+BAD_POSITION = SpikesConfig().bad_position
+BATCHES = SpikesConfig().batches
+
+
+def run(
+    bad_batch: str = "on", clip: float = 0.0, warmup: int = 0, lr: float = 0.5, seed: int = 0
+) -> dict[str, Any]:
+    return _run(bad_batch, clip, warmup, lr, seed)  # positional, so that each run is cached once
+
+
+@functools.cache
+def _run(bad_batch: str, clip: float, warmup: int, lr: float, seed: int) -> dict[str, Any]:
+    knobs = {"bad_batch": bad_batch, "clip": clip, "warmup": warmup, "lr": lr}
+    return run_drill(SLUG, knobs, seed)
+
+
+def clean_change(record: dict[str, Any], step: int) -> float:
+    """How much step `step` raised the loss on the correct labels (from the metric series)."""
+    # The series holds the clean loss after each step; step 0 has no "before" in it.
+    series = {int(s): v for s, v in record["metrics"]["clean_loss"]}
+    return series[step] - series[step - 1]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_corrupt_batch_spikes_at_the_same_place_every_epoch(seed: int) -> None:
+    record = run(seed=seed)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["spike_position"] == BAD_POSITION
+    assert sig["spike_repeats"] >= 7  # of 8 epochs (the first may not stand out yet)
+    steps = [int(step) for step in sig["spike_steps"].split(", ")]
+    lined_up = [step for step in steps if step % BATCHES == BAD_POSITION]
+    assert lined_up == list(range(BAD_POSITION + BATCHES * (8 - len(lined_up)), 80, BATCHES))
+    assert sig["spike_height"] > 5
+    # Each spike step knocks the model back; an ordinary step moves it forward.
+    assert sig["spike_setback"] > 0.4
+    assert sig["normal_step_change"] < 0
+    assert sig["spike_grad_norm"] > 3 * sig["normal_grad_norm"]
+    assert record["observed"] == "bad-batch"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_replaying_the_suspect_batch_spikes_and_a_normal_one_does_not(seed: int) -> None:
+    sig = run(seed=seed)["signature"]
+    assert sig["replay_position"] == BAD_POSITION
+    assert sig["replay_step"] % BATCHES == BAD_POSITION
+    assert sig["replay_reproduced"] is True  # same state, same batch: the same loss, exactly
+    assert sig["replay_suspect_loss"] == sig["replay_recorded_loss"]
+    assert sig["replay_suspect_loss"] > 0.8
+    assert sig["replay_suspect_loss"] > 5 * sig["replay_normal_loss"]
+    assert sig["replay_suspect_setback"] > 0.25
+    assert sig["replay_normal_setback"] < 0.05
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_clipping_keeps_the_spike_but_shrinks_its_damage(seed: int) -> None:
+    clipped, unclipped = run(clip=1.0, seed=seed), run(seed=seed)
+    sig, free = clipped["signature"], unclipped["signature"]
+    assert sig["spike_position"] == BAD_POSITION
+    assert sig["spike_repeats"] >= 6
+    assert sig["spike_height"] > 20  # its own loss still jumps (higher: the rest fits better)
+    assert sig["spike_grad_norm"] > 1.0 > sig["normal_grad_norm"]  # only the bad step is clipped
+    assert sig["spike_setback"] < 0.2
+    assert sig["spike_setback"] < 0.35 * free["spike_setback"]
+    # One replayed step varies more than the mean over all spikes: a looser band.
+    assert sig["replay_suspect_setback"] < min(0.25, 0.5 * free["replay_suspect_setback"])
+    assert sig["final_clean_loss"] < 0.5 * free["final_clean_loss"]
+    assert clipped["observed"] == "bad-batch-contained"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_warmup_shrinks_only_the_spikes_inside_it(seed: int) -> None:
+    warm, cold = run(warmup=40, seed=seed), run(seed=seed)
+    early = [BAD_POSITION, BAD_POSITION + BATCHES]  # the bad steps of epochs 1 and 2
+    for step in early:
+        assert clean_change(warm, step) < 0.4 * clean_change(cold, step)
+    late = BAD_POSITION + 6 * BATCHES  # epoch 7: the rate is back to full
+    assert clean_change(warm, late) > 0.5 * clean_change(cold, late)
+    rows = {row[0]: row for row in warm["diagnostics"]["tables"][1]["rows"]}
+    assert rows[1][2] == pytest.approx(0.5 * 7 / 40)  # the rate at step 6 while ramping up
+    assert rows[8][2] == 0.5
+    assert warm["observed"] == "bad-batch"  # warmup ends; the batch is still there
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_without_the_corrupt_batch_nothing_recurs(seed: int) -> None:
+    record = run("off", seed=seed)
+    sig = record["signature"]
+    assert sig["spike_count"] <= 1
+    assert (sig["spike_repeats"] or 0) <= 1
+    assert sig["final_clean_loss"] < 0.02
+    assert sig["replay_suspect_loss"] - sig["replay_normal_loss"] < 0.5
+    assert record["observed"] == "clean"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_huge_learning_rate_blows_up_at_no_fixed_place(seed: int) -> None:
+    record = run("off", lr=5.0, seed=seed)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["nonfinite_step"] is not None and sig["nonfinite_step"] < 20
+    assert sig["steps_run"] <= sig["nonfinite_step"]
+    assert len(record["metrics"]["loss"]) == sig["steps_run"]
+    json.dumps(record, allow_nan=False)  # stopped before any NaN was reported
+    assert record["observed"] == "unstable"
+
+
+def test_the_tables_show_the_spikes_and_the_replay() -> None:
+    record = run()
+    spikes, by_epoch, replay = record["diagnostics"]["tables"]
+    assert spikes["key"] == "spikes" and len(spikes["rows"]) == record["signature"]["spike_count"]
+    assert [row[1] % BATCHES for row in by_epoch["rows"]] == [BAD_POSITION] * 8
+    assert [row[0] for row in replay["rows"]] == [
+        "recorded in training",
+        "replay: the batch that spiked",
+        "replay: a normal batch",
+    ]
+    examples = record["inputs"]["examples"]
+    assert all(e["label_in_training"] != e["correct_label"] for e in examples)
+    assert record["inputs"]["wrong_labels_per_batch"][BAD_POSITION] == 16
+
+
+def test_find_spikes_and_their_place() -> None:
+    config = SpikesConfig(batches=4)
+    losses = [1.0, 0.8, 0.6, 0.5, 0.4, 3.0, 0.3, 0.3, 0.3, 2.5, 0.25, 0.5]
+    assert find_spikes(losses, config) == [5, 9]  # 0.5 at step 11 is 2x, not 3x
+    assert commonest_position([5, 9], config) == 1
+    assert commonest_position([2, 5, 7], config) == 1  # a tie goes to the earliest place
+    assert commonest_position([], config) is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"nonfinite_step": 12}, "unstable"),
+        ({}, "bad-batch"),
+        ({"spike_setback": 0.1}, "bad-batch-contained"),
+        ({"replay_normal_loss": 1.5}, "unstable"),  # the normal batch spikes too: the state
+        ({"spike_repeats": 2, "spike_count": 2}, "clean"),  # a blip or two
+        ({"spike_repeats": 2, "spike_count": 6}, "unstable"),  # scattered spikes
+        ({"spike_count": 0, "spike_repeats": None}, "clean"),
+        ({"spike_count": 0, "spike_repeats": None, "max_loss": 300.0}, "unstable"),
+    ],
+)
+def test_diagnose_reads_the_numbers(changes: dict[str, Any], expected: str) -> None:
+    signature = {
+        "nonfinite_step": None,
+        "epochs": 8,
+        "initial_loss": 1.4,
+        "max_loss": 3.0,
+        "spike_count": 9,
+        "spike_repeats": 8,
+        "spike_setback": 0.7,
+        "replay_suspect_loss": 2.0,
+        "replay_normal_loss": 0.1,
+    }
+    assert drill.diagnose(signature | changes, None) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "knob", "problem"),
+    [
+        ({"bad_batch": "maybe"}, "bad_batch", "not one of"),
+        ({"clip": -1}, "clip", "below the minimum"),
+        ({"warmup": 1.5}, "warmup", "expected an integer"),
+        ({"warmup": 81}, "warmup", "above the maximum"),
+        ({"lr": 0}, "lr", "below the minimum"),
+    ],
+)
+def test_bad_knobs_are_refused_by_name(raw: dict[str, object], knob: str, problem: str) -> None:
+    with pytest.raises(KnobError) as caught:
+        resolve_knobs(drill, raw)
+    assert caught.value.knob == knob
+    assert problem in str(caught.value)

@@ -1,0 +1,181 @@
+import functools
+import json
+import math
+from typing import Any
+
+import pytest
+
+from drills.knobs import KnobError, resolve_knobs
+from drills.registry import get_drill
+from drills.runner import run_drill
+
+SEEDS = (0, 1, 2)
+SLUG = "loss-vs-metric"
+drill = get_drill(SLUG)
+
+
+def run(task: str = "imbalanced", seed: int = 0, minority_fraction: float = 0.05) -> dict[str, Any]:
+    # exact-match ignores the fraction: one cache entry per (task, seed) however it is called.
+    fraction = minority_fraction if task == "imbalanced" else 0.05
+    return cached_run(task, seed, fraction)
+
+
+@functools.cache
+def cached_run(task: str, seed: int, minority_fraction: float) -> dict[str, Any]:
+    return run_drill(SLUG, {"task": task, "minority_fraction": minority_fraction}, seed)
+
+
+def values(record: dict[str, Any], metric: str) -> list[float]:
+    return [value for _, value in record["metrics"][metric]]
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.01])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_imbalanced_accuracy_sits_at_the_majority_share(seed: int, fraction: float) -> None:
+    record = run("imbalanced", seed, fraction)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["majority_share"] == pytest.approx(1 - fraction)
+    assert sig["accuracy"] == pytest.approx(sig["majority_share"], abs=0.005)
+    assert sig["minority_recall"] < 0.05
+    assert sig["predicted_minority_share"] < 0.01
+    # The loss did improve: far below its start, down to what the class mix allows.
+    assert sig["final_loss"] < 0.3 * sig["initial_loss"]
+    assert sig["eval_loss"] == pytest.approx(sig["constant_answer_loss"], rel=0.1)
+    assert sig["eval_loss"] > sig["best_loss"] - 0.01
+    # Even the best possible classifier finds almost none of the rare class here.
+    assert sig["best_minority_recall"] < 0.05
+    assert sig["token_accuracy"] is None and sig["exact_match"] is None
+    assert record["observed"] == "majority-vote"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_accuracy_is_flat_while_the_loss_keeps_falling(seed: int) -> None:
+    record = run("imbalanced", seed)
+    accuracy = values(record, "metric:accuracy")
+    recall = values(record, "metric:minority recall")
+    eval_loss = values(record, "eval_loss")
+    assert max(accuracy[50:]) - min(accuracy[50:]) < 0.005
+    assert max(recall[50:]) < 0.05
+    assert eval_loss[-1] < eval_loss[50]  # still improving after accuracy stopped moving
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_confusion_matrix_shows_the_empty_minority_column(seed: int) -> None:
+    record = run("imbalanced", seed)
+    matrix = record["diagnostics"]["tables"][0]
+    assert matrix["key"] == "confusion_matrix"
+    majority_row, minority_row, totals = matrix["rows"]
+    # Columns: label, predicted majority, predicted minority, examples, recall.
+    assert majority_row[3] == 1900 and majority_row[2] <= 5
+    assert minority_row[3] == 100 and minority_row[2] <= 5 and minority_row[4] < 0.05
+    assert totals[3] == 2000
+    assert record["diagnostics"]["tables"][1]["key"] == "best_confusion_matrix"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_balanced_classes_let_loss_and_accuracy_agree(seed: int) -> None:
+    record = run("imbalanced", seed, 0.5)
+    sig = record["signature"]
+    assert sig["majority_share"] == 0.5
+    assert sig["accuracy"] > 0.62
+    assert sig["minority_recall"] > 0.5
+    assert sig["eval_loss"] == pytest.approx(sig["best_loss"], abs=0.03)
+    assert record["observed"] == "aligned" == drill.healthy
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exact_match_stays_flat_while_the_token_loss_falls(seed: int) -> None:
+    record = run("exact-match", seed)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["initial_loss"] == pytest.approx(math.log(16), rel=0.02)
+    assert sig["final_loss"] < 0.5 * sig["initial_loss"]
+    assert sig["final_loss"] > sig["best_loss"]
+    assert 0.45 < sig["token_accuracy"] <= sig["best_token_accuracy"] + 0.02
+    assert sig["exact_match"] < 0.02
+    assert max(values(record, "metric:exact match")) < 0.02
+    assert sig["expected_exact_match"] == pytest.approx(sig["token_accuracy"] ** 12)
+    assert sig["best_exact_match"] == pytest.approx(0.7**12)
+    assert sig["accuracy"] is None and sig["majority_share"] is None
+    assert record["observed"] == "every-token"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_token_loss_falls_steadily(seed: int) -> None:
+    loss = values(run("exact-match", seed), "eval_loss")
+    quarters = [loss[i * 50] for i in range(4)] + [loss[-1]]
+    assert all(later < earlier for earlier, later in zip(quarters, quarters[1:], strict=False))
+    token_accuracy = values(run("exact-match", seed), "metric:token accuracy")
+    assert token_accuracy[-1] > token_accuracy[0] + 0.3
+
+
+def test_wrong_letter_counts_explain_the_zero() -> None:
+    tables = run("exact-match")["diagnostics"]["tables"]
+    wrong = tables[0]
+    assert wrong["key"] == "wrong_letters"
+    assert wrong["rows"][0][0] == 0 and wrong["rows"][0][2] < 0.02
+    assert sum(row[1] for row in wrong["rows"]) == 512
+    examples = tables[1]
+    assert len(examples["rows"]) == 3
+    assert all(len(row[3]) == 12 for row in examples["rows"])
+
+
+def test_metrics_match_the_charts() -> None:
+    patterns = [metric for chart in drill.charts for metric in chart.metrics]
+    for task in ("imbalanced", "exact-match"):
+        record = run(task)
+        for name in record["metrics"]:
+            assert name in patterns or any(
+                p.endswith("*") and name.startswith(p[:-1]) for p in patterns
+            )
+        assert all(len(points) == 200 for points in record["metrics"].values())
+        json.dumps(record, allow_nan=False)
+    assert "metric:majority share" in run("imbalanced")["metrics"]
+    assert "metric:token accuracy^12" in run("exact-match")["metrics"]
+
+
+def test_every_run_reports_the_same_signature_keys() -> None:
+    assert set(run("exact-match")["signature"]) == set(run("imbalanced")["signature"])
+
+
+@pytest.mark.parametrize(
+    ("knobs", "name"),
+    [
+        ({"task": "balanced"}, "task"),
+        ({"minority_fraction": 0.9}, "minority_fraction"),
+        ({"minority_fraction": 0.0}, "minority_fraction"),
+        ({"minority_fraction": "lots"}, "minority_fraction"),
+    ],
+)
+def test_bad_knob_values_are_rejected_by_name(knobs: dict[str, Any], name: str) -> None:
+    with pytest.raises(KnobError) as caught:
+        resolve_knobs(drill, knobs)
+    assert caught.value.knob == name
+
+
+IMBALANCED = {"initial_loss": 0.9, "constant_answer_loss": 0.199, "majority_share": 0.95}
+BALANCED = {"initial_loss": 0.65, "constant_answer_loss": 0.693, "majority_share": 0.5}
+EXACT = {"initial_loss": 2.77, "constant_answer_loss": 2.77}
+
+
+@pytest.mark.parametrize(
+    ("numbers", "expected"),
+    [
+        (IMBALANCED | {"final_loss": 0.19, "eval_loss": 0.19, "accuracy": 0.95}, "majority-vote"),
+        (
+            IMBALANCED | {"final_loss": 0.43, "eval_loss": 0.44, "accuracy": 0.81},
+            "majority-vote",
+        ),
+        (IMBALANCED | {"final_loss": 0.85, "eval_loss": 0.8, "accuracy": 0.95}, "not-learning"),
+        # Balanced: a start near ln 2 hides the fall, beating the constant answer shows it.
+        (BALANCED | {"final_loss": 0.60, "eval_loss": 0.58, "accuracy": 0.69}, "aligned"),
+        (BALANCED | {"final_loss": 0.69, "eval_loss": 0.69, "accuracy": 0.5}, "not-learning"),
+        (EXACT | {"final_loss": 1.1, "eval_loss": 1.1, "exact_match": 0.003}, "every-token"),
+        (EXACT | {"final_loss": 0.3, "eval_loss": 0.3, "exact_match": 0.6}, "aligned"),
+        (EXACT | {"final_loss": 2.7, "eval_loss": 2.7, "exact_match": 0.0}, "not-learning"),
+        ({"initial_loss": None, "final_loss": None}, "not-learning"),
+    ],
+)
+def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:
+    assert drill.diagnose(numbers, None) == expected

@@ -1,0 +1,211 @@
+import functools
+import math
+from typing import Any
+
+import pytest
+import torch
+
+from drills.knobs import KnobError, resolve_knobs
+from drills.overfitting_leakage_training import count_duplicates
+from drills.registry import get_drill
+from drills.runner import run_drill
+
+SEEDS = (0, 1, 2)
+SLUG = "overfitting-leakage"
+drill = get_drill(SLUG)
+
+
+@functools.cache
+def run(
+    train_size: int = 128,
+    weight_decay: float = 0.0,
+    dropout: float = 0.0,
+    leak: float = 0.0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    knobs = {
+        "train_size": train_size,
+        "weight_decay": weight_decay,
+        "dropout": dropout,
+        "leak": leak,
+    }
+    return run_drill(SLUG, knobs, seed)
+
+
+def signature(**kwargs: Any) -> dict[str, Any]:
+    return run(**kwargs)["signature"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_small_data_large_model_overfits_after_a_validation_minimum(seed: int) -> None:
+    record = run(seed=seed)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["final_train_loss"] < 0.05  # the noisy training labels are memorised
+    # Validation bottoms out early and climbs back well above its minimum.
+    assert sig["best_step"] <= 150
+    assert sig["min_val_loss"] < 0.9 * math.log(4)
+    assert sig["val_rise"] > 0.4 and sig["val_rise"] > 0.4 * sig["min_val_loss"]
+    assert sig["final_gap"] > 1.0
+    # Validation is an honest sample: it agrees with the clean held-out set.
+    assert abs(sig["val_optimism"]) < 0.3 * sig["clean_gap"]
+    # The checkpoint validation picks is nearly the best clean checkpoint, far better than the end.
+    assert sig["clean_loss_at_best_step"] < sig["min_clean_loss"] + 0.1
+    assert sig["clean_loss_at_best_step"] < sig["final_clean_loss"] - 0.4
+    assert sig["duplicates_found"] == 0
+    assert record["observed"] == "overfits"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_full_leak_makes_validation_track_training(seed: int) -> None:
+    record = run(leak=1.0, seed=seed)
+    sig, honest = record["signature"], signature(seed=seed)
+    assert sig["leaked_examples"] == sig["duplicates_found"] == 512
+    assert sig["train_examples"] == 128 + 512
+    # Validation follows training: a tiny gap, no turn upwards, the "best" step is the last.
+    assert abs(sig["final_gap"]) < 0.05
+    assert sig["val_rise"] < 0.05
+    assert sig["best_step"] >= 0.8 * sig["steps"]
+    assert sig["final_val_loss"] < 0.2 * honest["final_val_loss"]
+    # The clean held-out set still shows the real generalisation gap...
+    assert sig["clean_gap"] > 0.5
+    assert sig["val_optimism"] > 0.5
+    # ...and that validation now picks a checkpoint far from the best one.
+    assert sig["clean_loss_at_best_step"] > sig["min_clean_loss"] + 0.2
+    assert record["observed"] == "leakage"
+
+
+def test_a_partial_leak_sits_between_honest_and_fully_leaked() -> None:
+    half, none, full = signature(leak=0.5), signature(), signature(leak=1.0)
+    assert half["leaked_examples"] == half["duplicates_found"] == 256
+    assert full["final_val_loss"] < half["final_val_loss"] < none["final_val_loss"]
+    assert half["val_optimism"] > 0.3 * half["clean_gap"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_data_shrinks_the_gap(seed: int) -> None:
+    small, large = signature(seed=seed), signature(train_size=1024, seed=seed)
+    assert large["final_gap"] < 0.4 * small["final_gap"]
+    assert large["clean_gap"] < 0.4 * small["clean_gap"]
+    assert large["min_val_loss"] < small["min_val_loss"]
+    assert large["best_step"] > small["best_step"]  # more to learn before memorising starts
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_weight_decay_shrinks_the_gap(seed: int) -> None:
+    plain, decayed = signature(seed=seed), signature(weight_decay=5.0, seed=seed)
+    assert decayed["final_gap"] < 0.6 * plain["final_gap"]
+    assert decayed["val_rise"] < 0.25 * plain["val_rise"]
+    assert decayed["final_train_loss"] > 0.05  # it can no longer memorise every label
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_dropout_shrinks_the_gap_a_little(seed: int) -> None:
+    plain, dropped = signature(seed=seed), signature(dropout=0.5, seed=seed)
+    assert dropped["final_gap"] < 0.9 * plain["final_gap"]
+    assert dropped["val_rise"] < plain["val_rise"]
+
+
+def test_plenty_of_data_generalises() -> None:
+    record = run(train_size=2048)
+    sig = record["signature"]
+    assert sig["final_gap"] < 0.25 and sig["clean_gap"] < 0.3
+    assert sig["val_rise"] < 0.1
+    assert record["observed"] == "generalises"
+
+
+def test_crushing_weight_decay_underfits() -> None:
+    record = run(weight_decay=50.0)
+    assert record["signature"]["final_train_loss"] > 0.9 * math.log(4)
+    assert record["observed"] == "underfit"
+
+
+def test_every_run_reports_the_same_signature_keys() -> None:
+    keys = set(signature())
+    assert set(signature(leak=1.0)) == keys
+    assert set(signature(train_size=1024)) == keys
+
+
+def test_metrics_match_the_charts() -> None:
+    record = run()
+    charted = {metric for chart in drill.charts for metric in chart.metrics}
+    assert set(record["metrics"]) == charted
+    assert [step for step, _ in record["metrics"]["val"]] == list(range(10, 401, 10))
+
+
+def test_validation_and_clean_sets_do_not_depend_on_the_knobs() -> None:
+    # Same seed, different training sets: the validation loss of the first checkpoint differs,
+    # but the noise floor, measured on the clean set, is the same number.
+    floors = {signature(**knobs)["noise_floor"] for knobs in ({}, {"train_size": 1024})}
+    assert len(floors) == 1
+
+
+def test_diagnostics_hold_the_audit_and_the_tables() -> None:
+    diagnostics = run(leak=1.0)["diagnostics"]
+    assert all(row["grad"] == "finite" for row in diagnostics["parameters"])
+    tables = {t["key"]: t for t in diagnostics["tables"]}
+    audit = {row[0]: row for row in tables["split_audit"]["rows"]}
+    assert audit["validation"][2] == 512 and audit["clean held-out"][2] == 0
+    assert tables["checkpoints"]["rows"][0][1] == signature(leak=1.0)["best_step"]
+
+
+def test_count_duplicates_matches_a_loop() -> None:
+    generator = torch.Generator().manual_seed(0)
+    train = torch.randn(30, 4, generator=generator)
+    val = torch.randn(12, 4, generator=generator)
+    val[[1, 5, 7]] = train[[3, 3, 20]]  # two copies of one row, one of another
+    val[9] = train[4] + torch.tensor([0.0, 0.0, 0.0, 1e-6])  # close is not a duplicate
+    rows = {tuple(row) for row in train.tolist()}
+    expected = sum(tuple(row) in rows for row in val.tolist())
+    assert count_duplicates(train, val) == expected == 3
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [
+        ("train_size", 16),
+        ("train_size", 1.5),
+        ("train_size", 4096),
+        ("weight_decay", -0.1),
+        ("dropout", 1.0),
+        ("leak", 1.5),
+        ("leak", "all"),
+    ],
+)
+def test_bad_knob_values_are_rejected_by_name(knob: str, value: object) -> None:
+    with pytest.raises(KnobError) as caught:
+        resolve_knobs(drill, {knob: value})
+    assert caught.value.knob == knob
+
+
+BASE = {"final_train_loss": 0.002, "min_val_loss": 0.8, "chance_loss": math.log(4)}
+
+
+@pytest.mark.parametrize(
+    ("numbers", "expected"),
+    [
+        ({**BASE, "final_val_loss": 1.6, "final_clean_loss": 1.7}, "overfits"),
+        ({**BASE, "final_val_loss": 0.02, "final_clean_loss": 1.3}, "leakage"),
+        (
+            {**BASE, "final_train_loss": 0.1, "final_val_loss": 0.85, "final_clean_loss": 0.9},
+            "overfits",  # validation has not turned up (yet), but the gap stands
+        ),
+        (
+            {**BASE, "final_train_loss": 0.45, "final_val_loss": 0.6, "final_clean_loss": 0.7},
+            "generalises",  # a small gap that validation and clean data agree on
+        ),
+        (
+            {**BASE, "final_train_loss": 1.38, "final_val_loss": 1.39, "final_clean_loss": 1.39},
+            "underfit",
+        ),
+        ({"final_train_loss": None, "final_val_loss": None}, "underfit"),
+    ],
+)
+def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:
+    assert drill.diagnose(numbers, None) == expected
+
+
+def test_every_diagnosis_is_a_listed_hypothesis() -> None:
+    keys = {hypothesis.key for hypothesis in drill.hypotheses}
+    for knobs in ({}, {"leak": 1.0}, {"train_size": 2048}, {"weight_decay": 50.0}):
+        assert run(**knobs)["observed"] in keys

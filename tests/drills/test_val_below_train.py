@@ -1,0 +1,234 @@
+import functools
+import math
+from typing import Any
+
+import pytest
+import torch
+
+from drills.knobs import KnobError, resolve_knobs
+from drills.registry import get_drill
+from drills.runner import run_drill
+from drills.val_below_train_training import cosine_lr, spread
+
+SEEDS = (0, 1, 2)
+SLUG = "val-below-train"
+drill = get_drill(SLUG)
+
+
+@functools.cache
+def run(
+    dropout: float = 0.5, augment_noise: float = 0.0, eval_mode: str = "eval", seed: int = 0
+) -> dict[str, Any]:
+    knobs = {"dropout": dropout, "augment_noise": augment_noise, "eval_mode": eval_mode}
+    return run_drill(SLUG, knobs, seed)
+
+
+def signature(**kwargs: Any) -> dict[str, Any]:
+    return run(**kwargs)["signature"]  # type: ignore[no-any-return]
+
+
+RANDOMNESS = {"dropout": {"dropout": 0.5}, "augmentation": {"dropout": 0.0, "augment_noise": 0.5}}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("source", sorted(RANDOMNESS))
+def test_randomness_in_training_puts_the_logged_loss_above_both_others(
+    source: str, seed: int
+) -> None:
+    record = run(**RANDOMNESS[source], seed=seed)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    train_eval = sig["train_eval_loss"]
+    # Logged while dropout/noise are on: well above the same data re-scored without them...
+    assert sig["online_gap"] > 0.25 * train_eval
+    # ...while validation, from the same source, sits with the re-scored training loss...
+    assert abs(sig["val_gap"]) < 0.12 * train_eval
+    # ...and so below the logged training loss: "validation below training".
+    assert sig["val_below_online"] > 0.2 * train_eval
+    assert record["observed"] == "train-noise"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_without_randomness_the_three_curves_lie_together(seed: int) -> None:
+    record = run(dropout=0.0, augment_noise=0.0, seed=seed)
+    sig = record["signature"]
+    train_eval = sig["train_eval_loss"]
+    assert abs(sig["online_gap"]) < 0.03 * train_eval
+    assert abs(sig["val_gap"]) < 0.12 * train_eval
+    # The model learns the teacher: it ends near the teacher's own expected loss.
+    assert train_eval == pytest.approx(sig["noise_floor"], rel=0.15)
+    assert sig["val_loss"] == pytest.approx(sig["noise_floor"], rel=0.15)
+    assert record["observed"] == "no-gap"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_dropout_only_changes_the_logged_curve_much(seed: int) -> None:
+    with_dropout, without = signature(seed=seed), signature(dropout=0.0, seed=seed)
+    assert with_dropout["online_train_loss"] > without["online_train_loss"] + 0.2
+    # Dropout costs this small model some fit, but far less than it adds to the logged loss.
+    cost = with_dropout["val_loss"] - without["val_loss"]
+    assert 0.0 < cost < 0.5 * with_dropout["online_gap"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("source", sorted(RANDOMNESS))
+def test_validating_in_train_mode_makes_validation_high_and_noisy(source: str, seed: int) -> None:
+    record = run(**RANDOMNESS[source], eval_mode="train", seed=seed)
+    bug, fixed = record["signature"], signature(**RANDOMNESS[source], seed=seed)
+    # Higher: validation now pays for dropout/noise, as the logged training loss does.
+    assert bug["val_gap"] > 0.3 * bug["train_eval_loss"]
+    assert bug["val_loss"] > fixed["val_loss"] + 0.1
+    assert bug["val_loss"] == pytest.approx(bug["online_train_loss"], rel=0.1)
+    # Noisier: every validation pass draws new masks, so it wobbles from epoch to epoch.
+    assert bug["val_spread"] > 3 * bug["train_eval_spread"]
+    assert bug["val_spread"] > 3 * fixed["val_spread"]
+    # The training itself is hardly affected (the extra masks only shift the random stream).
+    assert bug["train_eval_loss"] == pytest.approx(fixed["train_eval_loss"], rel=0.05)
+    assert record["observed"] == "val-in-train-mode"
+
+
+def test_train_mode_validation_without_randomness_changes_nothing() -> None:
+    bug, fixed = signature(dropout=0.0, eval_mode="train"), signature(dropout=0.0)
+    assert bug == fixed  # nothing random to switch off: the two modes agree exactly
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_extreme_dropout_leaves_every_curve_near_chance(seed: int) -> None:
+    record = run(dropout=0.9, seed=seed)
+    sig = record["signature"]
+    assert sig["learned_share"] < 0.25
+    assert sig["train_eval_loss"] > 0.8 * math.log(4)
+    assert abs(sig["val_gap"]) < 0.05 * sig["train_eval_loss"]
+    assert record["observed"] == "underfit"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_learned_share_places_the_fit_between_guessing_and_the_teacher(seed: int) -> None:
+    sig = signature(dropout=0.0, seed=seed)
+    expected = (math.log(4) - sig["train_eval_loss"]) / (math.log(4) - sig["noise_floor"])
+    assert sig["learned_share"] == pytest.approx(expected)
+    assert 0.9 < sig["learned_share"] < 1.1
+
+
+def test_every_run_reports_the_same_signature_keys() -> None:
+    keys = set(signature())
+    assert set(signature(dropout=0.0)) == keys
+    assert set(signature(eval_mode="train")) == keys
+    assert signature()["chance_loss"] == pytest.approx(math.log(4))
+
+
+def test_metrics_match_the_charts_with_one_point_per_epoch() -> None:
+    record = run()
+    charted = {metric for chart in drill.charts for metric in chart.metrics}
+    assert set(record["metrics"]) == charted
+    assert all(len(points) == 20 for points in record["metrics"].values())
+    assert [step for step, _ in record["metrics"]["val"]] == list(range(1, 21))
+
+
+def test_diagnostics_hold_the_audit_and_the_tables() -> None:
+    diagnostics = run(eval_mode="train")["diagnostics"]
+    assert all(
+        row["grad"] == "finite" and row["update_norm"] > 0 for row in diagnostics["parameters"]
+    )
+    tables = {t["key"]: t for t in diagnostics["tables"]}
+    measured = {row[0]: row for row in tables["measurements"]["rows"]}
+    assert measured["val"][2] == "train" and measured["train_eval"][2] == "eval"
+    assert len(tables["last_epochs"]["rows"]) == 8
+    assert tables["last_epochs"]["rows"][-1][0] == 20
+
+
+def test_every_knob_setting_sees_the_same_data() -> None:
+    digests = {run(**knobs)["inputs"]["sha256"] for knobs in ({}, {"dropout": 0.0})}
+    assert len(digests) == 1
+    assert run(seed=1)["inputs"]["sha256"] not in digests
+    assert run()["inputs"]["shapes"] == {"train_features": [8192, 8], "val_features": [2048, 8]}
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [("dropout", 0.95), ("dropout", -0.1), ("augment_noise", 1.5), ("eval_mode", "test")],
+)
+def test_bad_knob_values_are_rejected_by_name(knob: str, value: object) -> None:
+    with pytest.raises(KnobError) as caught:
+        resolve_knobs(drill, {knob: value})
+    assert caught.value.knob == knob
+
+
+def test_spread_ignores_a_steady_trend_and_measures_the_wobble() -> None:
+    assert spread([1.0, 0.9, 0.8, 0.7, 0.6]) == pytest.approx(0.0, abs=1e-12)
+    wobble = [1.0 - 0.1 * i + (0.02 if i % 2 else -0.02) for i in range(8)]
+    assert 0.01 < spread(wobble) <= 0.02
+    assert spread([0.5, 0.7]) == 0.0  # too few points to separate trend from wobble
+
+
+def test_spread_matches_a_least_squares_fit() -> None:
+    values = [0.52, 0.49, 0.515, 0.47, 0.48, 0.455, 0.47, 0.44]
+    x = torch.arange(len(values), dtype=torch.float64)
+    design = torch.stack([torch.ones_like(x), x], dim=1)
+    y = torch.tensor(values, dtype=torch.float64)[:, None]
+    coefficients = torch.linalg.lstsq(design, y).solution
+    residuals = (y - design @ coefficients).squeeze(1)
+    assert spread(values) == pytest.approx(float(residuals.pow(2).mean().sqrt()), rel=1e-9)
+
+
+def test_cosine_lr_decays_from_peak_to_zero() -> None:
+    assert cosine_lr(3e-3, 0, 100) == pytest.approx(3e-3)
+    assert cosine_lr(3e-3, 50, 100) == pytest.approx(1.5e-3)
+    assert cosine_lr(3e-3, 100, 100) == pytest.approx(0.0, abs=1e-18)
+
+
+@pytest.mark.parametrize(
+    ("numbers", "expected"),
+    [
+        ({"online_train_loss": 0.7, "train_eval_loss": 0.42, "val_loss": 0.43}, "train-noise"),
+        ({"online_train_loss": 0.31, "train_eval_loss": 0.31, "val_loss": 0.32}, "no-gap"),
+        (
+            {
+                "online_train_loss": 0.7,
+                "train_eval_loss": 0.42,
+                "val_loss": 0.69,
+                "val_spread": 0.01,
+                "train_eval_spread": 0.001,
+            },
+            "val-in-train-mode",
+        ),
+        (
+            {
+                "online_train_loss": 0.31,
+                "train_eval_loss": 0.3,
+                "val_loss": 0.5,
+                "val_spread": 0.0004,
+                "train_eval_spread": 0.0003,
+            },
+            "overfits",
+        ),
+        ({"online_train_loss": 0.7, "train_eval_loss": 0.42, "val_loss": 0.2}, "val-easier"),
+        (
+            {
+                "online_train_loss": 1.35,
+                "train_eval_loss": 1.17,
+                "val_loss": 1.17,
+                "learned_share": 0.2,
+            },
+            "underfit",
+        ),
+        (
+            {
+                "online_train_loss": 1.0,
+                "train_eval_loss": 0.75,
+                "val_loss": 0.75,
+                "learned_share": 0.6,
+            },
+            "train-noise",
+        ),
+        ({"online_train_loss": None, "train_eval_loss": None, "val_loss": None}, "underfit"),
+    ],
+)
+def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:
+    assert drill.diagnose(numbers, None) == expected
+
+
+def test_every_diagnosis_is_a_listed_hypothesis() -> None:
+    keys = {hypothesis.key for hypothesis in drill.hypotheses}
+    for knobs in ({}, {"dropout": 0.0}, {"eval_mode": "train"}, {"dropout": 0.9}):
+        assert run(**knobs)["observed"] in keys
