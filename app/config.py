@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     login_max_failures: int = Field(default=5, ge=1)
     login_window_s: float = Field(default=300.0, gt=0)
+    # Files the server keeps outside the database: the portfolio signing key lives here.
+    data_dir: Path = ROOT / "var"
 
     @model_validator(mode="after")
     def _refuse_unsafe_outside_dev(self) -> "Settings":

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import evidence
+from app import evidence, replays
 from app.broker import AttemptEventBroker
 from app.config import ROOT, Settings
 from app.db import make_engine
@@ -41,6 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         with Session(engine) as session:
             reaped = evidence.reap_unfinished(session, reason=RESTART_REASON)
+            replays.reap_unfinished_replays(session, reason=RESTART_REASON)
         if reaped:
             logger.warning("ended %d attempts left over from a previous run", len(reaped))
         writer.start()

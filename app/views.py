@@ -4,14 +4,17 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app import evidence, submissions
+from app import evidence, replays, submissions
+from app.access import can_review_work_of
 from app.models import RUBRIC, Attempt, Submission, User
 from drills.base import Drill
 from drills.catalogue import describe
 from drills.registry import get_drill
 
 
-def attempt_context(session: Session, attempt: Attempt) -> dict[str, Any]:
+def attempt_context(
+    session: Session, attempt: Attempt, viewer: User | None = None
+) -> dict[str, Any]:
     assert attempt.id is not None
     drill = describe(get_drill(attempt.drill_slug))
     hypotheses = {item["key"]: item["text"] for item in drill["hypotheses"]}
@@ -35,6 +38,11 @@ def attempt_context(session: Session, attempt: Attempt) -> dict[str, Any]:
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
         "explanation": evidence.latest_explanation(session, attempt_id=attempt.id),
         "explanation_errors": {},
+        "replays": replays.replays_of(session, attempt_id=attempt.id),
+        "can_replay": viewer is not None
+        and attempt.final
+        and can_review_work_of(session, viewer, attempt.learner_id),
+        "can_explain": viewer is not None and viewer.id == attempt.learner_id,
     }
 
 

@@ -2,6 +2,7 @@
 
 from app.models.accounts import LOCAL_LEARNER_ID, Cohort, CohortMembership, Role, User
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
+from app.models.replays import Replay, ReplayVerdict
 from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
 from app.models.time import utcnow
 
@@ -15,6 +16,8 @@ __all__ = [
     "Decision",
     "Explanation",
     "MetricPoint",
+    "Replay",
+    "ReplayVerdict",
     "Review",
     "Role",
     "Submission",

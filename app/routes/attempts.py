@@ -5,7 +5,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import evidence
+from app import evidence, replays
+from app.access import can_review_work_of
 from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
 from app.deps import (
     AttemptDep,
@@ -77,7 +78,7 @@ def run_from_page(
     return templates.TemplateResponse(
         request,
         "partials/attempt_panel.html",
-        attempt_context(session, attempt),
+        attempt_context(session, attempt, user),
         headers={"HX-Trigger": "attempts-changed"},
     )
 
@@ -93,18 +94,58 @@ def history_partial(
 
 
 @router.get("/attempts/{attempt_id}", response_class=HTMLResponse)
-def attempt_page(request: Request, attempt: AttemptDep, session: SessionDep) -> HTMLResponse:
+def attempt_page(
+    request: Request, attempt: AttemptDep, session: SessionDep, user: CurrentUser
+) -> HTMLResponse:
     return templates.TemplateResponse(
-        request, "pages/attempt.html", attempt_context(session, attempt)
+        request, "pages/attempt.html", attempt_context(session, attempt, user)
     )
 
 
 @router.get("/attempts/{attempt_id}/panel", response_class=HTMLResponse)
-def attempt_panel(request: Request, attempt: AttemptDep, session: SessionDep) -> HTMLResponse:
+def attempt_panel(
+    request: Request, attempt: AttemptDep, session: SessionDep, user: CurrentUser
+) -> HTMLResponse:
     headers = {"HX-Trigger": "attempts-changed"} if attempt.final else {}
+    context = attempt_context(session, attempt, user)
     return templates.TemplateResponse(
-        request, "partials/attempt_panel.html", attempt_context(session, attempt), headers=headers
+        request, "partials/attempt_panel.html", context, headers=headers
     )
+
+
+@router.post("/attempts/{attempt_id}/replays", response_model=None)
+def replay_attempt(
+    request: Request,
+    attempt: AttemptDep,
+    session: SessionDep,
+    runner: RunnerDep,
+    user: CurrentUser,
+) -> Response:
+    if not can_review_work_of(session, user, attempt.learner_id):
+        return Response("Only the learner's instructor can replay this run.", status_code=403)
+    if not attempt.final:
+        return Response("Wait until the run has finished, then replay it.", status_code=422)
+    replay = replays.request_replay(session, attempt=attempt, requested_by=user.saved_id)
+    assert replay.id is not None
+    try:
+        runner.submit_replay(
+            replay_id=replay.id, drill=attempt.drill_slug, knobs=attempt.knobs, seed=attempt.seed
+        )
+    except Exception as error:  # kept as evidence that the replay could not run
+        replays.fail_replay(session, replay=replay, error=f"Could not dispatch: {error}")
+        session.commit()
+    if not is_htmx(request):
+        return RedirectResponse(f"/attempts/{attempt.id}#replays", status_code=303)
+    context = attempt_context(session, attempt, user)
+    return templates.TemplateResponse(request, "partials/replays.html", context)
+
+
+@router.get("/attempts/{attempt_id}/replays", response_class=HTMLResponse)
+def replays_partial(
+    request: Request, attempt: AttemptDep, session: SessionDep, user: CurrentUser
+) -> HTMLResponse:
+    context = attempt_context(session, attempt, user)
+    return templates.TemplateResponse(request, "partials/replays.html", context)
 
 
 @router.post("/attempts/{attempt_id}/explanation", response_class=HTMLResponse)
@@ -116,7 +157,7 @@ def explain_back(
     settings: SettingsDep,
     user: CurrentUser,
 ) -> HTMLResponse:
-    context = attempt_context(session, attempt)
+    context = attempt_context(session, attempt, user)
     values = {name: fields.get(name, "").strip() for name in EXPLANATION_FIELDS}
     errors = {
         name: "required" if not value else f"longer than {settings.max_text_length} characters"

@@ -17,8 +17,8 @@ from distributed.scheduler import KilledWorker
 from app.config import Settings
 from app.models import AttemptStatus
 from app.runner.cluster import connect
-from app.runner.worker_task import execute_attempt
-from app.runner.writer import Ended, EvidenceWriter, Finished, Points, Started
+from app.runner.worker_task import execute_attempt, execute_replay
+from app.runner.writer import Ended, EvidenceWriter, Finished, Points, ReplayDone, Started
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,32 @@ class AttemptRunner:
         with self._lock:
             self._in_flight[attempt_id] = InFlight(attempt_id, future)
         future.add_done_callback(lambda done: self._on_done(attempt_id, done))
+
+    def submit_replay(
+        self, *, replay_id: int, drill: str, knobs: dict[str, Any], seed: int
+    ) -> None:
+        """Run a stored command again. Replays stream nothing: only the record is compared."""
+        if self.client is None:
+            raise RuntimeError("the runner is not started")
+        future = self.client.submit(
+            execute_replay,
+            drill,
+            knobs,
+            seed,
+            self._settings.time_limit_s,
+            self._settings.memory_limit_mb,
+            key=f"replay-{replay_id}-{uuid.uuid4().hex[:8]}",
+            pure=False,
+        )
+        future.add_done_callback(lambda done: self._on_replay_done(replay_id, done))
+
+    def _on_replay_done(self, replay_id: int, future: Future[Any]) -> None:
+        if future.status == "finished":
+            self._writer.put(ReplayDone(replay_id, future.result()))
+            return
+        error = future.exception() if future.status == "error" else None
+        reason = WORKER_LOST if isinstance(error, KilledWorker) else f"{future.status}: {error}"
+        self._writer.put(ReplayDone(replay_id, None, reason))
 
     def worker_of(self, attempt_id: int) -> str | None:
         with self._lock:

@@ -34,3 +34,18 @@ def execute_attempt(
 
     limits = Limits(time_limit_s=time_limit_s, memory_limit_mb=memory_limit_mb)
     return run_drill(drill, knobs, seed, emit=emit, limits=limits)
+
+
+def execute_replay(
+    drill: str,
+    knobs: dict[str, Any],
+    seed: int,
+    time_limit_s: float,
+    memory_limit_mb: float | None,
+) -> dict[str, Any]:
+    """Run a stored command again; nothing streams, only the final record matters."""
+    from drills.limits import Limits
+    from drills.runner import run_drill
+
+    limits = Limits(time_limit_s=time_limit_s, memory_limit_mb=memory_limit_mb)
+    return run_drill(drill, knobs, seed, limits=limits)

@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app import evidence
+from app import evidence, replays
 from app.broker import AttemptEvent, AttemptEventBroker
-from app.models import Attempt, AttemptStatus
+from app.models import Attempt, AttemptStatus, Replay
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,16 @@ class Ended:
     error: str
 
 
-Message = Started | Points | Finished | Ended
+@dataclass(frozen=True)
+class ReplayDone:
+    """A replay's record (None when its worker could not finish it, with the reason)."""
+
+    replay_id: int
+    record: dict[str, Any] | None
+    error: str | None = None
+
+
+Message = Started | Points | Finished | Ended | ReplayDone
 
 
 class EvidenceWriter:
@@ -76,6 +85,9 @@ class EvidenceWriter:
                 logger.exception("could not store %r", message)
 
     def _apply(self, message: Message) -> None:
+        if isinstance(message, ReplayDone):
+            self._store_replay(message)
+            return
         with Session(self._engine) as session:
             attempt = session.get(Attempt, message.attempt_id)
             if attempt is None:
@@ -84,6 +96,17 @@ class EvidenceWriter:
             session.commit()
         if event is not None:
             self._broker.publish(event)
+
+    def _store_replay(self, message: ReplayDone) -> None:
+        with Session(self._engine) as session:
+            replay = session.get(Replay, message.replay_id)
+            if replay is None:
+                return
+            if message.record is None:
+                replays.fail_replay(session, replay=replay, error=message.error or "lost")
+            else:
+                replays.finish_replay(session, replay=replay, record=message.record)
+            session.commit()
 
     def _write(self, session: Session, attempt: Attempt, message: Message) -> AttemptEvent | None:
         match message:

@@ -1,0 +1,172 @@
+"""The server's Ed25519 key, and signing and checking a whole export with it.
+
+The private key is generated on first start into the data directory (mode 0600), never into the
+database: a database dump or backup alone cannot forge an export. The public key travels inside
+every export, so anyone can check one offline; on the server, `verify` also says whether that
+embedded key is this server's own.
+"""
+
+import base64
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from app.portfolio.canonical import canonical_bytes, sha256_hex
+
+KEY_FILE = "portfolio-signing-key.pem"
+FORMAT = "drillbook-portfolio/1"
+ALGORITHM = "Ed25519"
+
+
+def key_path(data_dir: Path) -> Path:
+    return data_dir / KEY_FILE
+
+
+def load_or_create_key(data_dir: Path) -> Ed25519PrivateKey:
+    path = key_path(data_dir)
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        pem = Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        # O_EXCL: two processes starting at once cannot overwrite each other's key; 0600 from
+        # the first byte, not chmod-ed after a window where others could read it.
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(pem)
+    return load_key(path)
+
+
+def load_key(path: Path) -> Ed25519PrivateKey:
+    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ValueError(f"{path} does not hold an Ed25519 private key")
+    return key
+
+
+def public_key_text(key: Ed25519PublicKey) -> str:
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return base64.b64encode(raw).decode("ascii")
+
+
+def signed_payload(document: dict[str, Any]) -> dict[str, Any]:
+    """What the signature covers: every record's digest, in order, plus when and by whom.
+
+    The digests stand for the records (each digest covers its whole record), so the signature
+    stays small however large the export is.
+    """
+    return {
+        "format": document.get("format"),
+        "exported_at": document.get("exported_at"),
+        "exporter": document.get("exporter"),
+        "statements": [statement.get("digest") for statement in document.get("statements", [])],
+    }
+
+
+def sign(document: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
+    """The document with its "signature" block (the document's other fields already set)."""
+    value = key.sign(canonical_bytes(signed_payload(document)))
+    return document | {
+        "signature": {
+            "algorithm": ALGORITHM,
+            "public_key": public_key_text(key.public_key()),
+            "covers": "sha256 digests of every statement in order, format, exported_at, exporter",
+            "value": base64.b64encode(value).decode("ascii"),
+        }
+    }
+
+
+class UnreadableExport(ValueError):
+    """The file is not a Drillbook portfolio export at all (not JSON, or the wrong shape)."""
+
+
+@dataclass
+class VerifyResult:
+    problems: list[str] = field(default_factory=list)
+    # How the signing key was checked: against this server's own key, or only the embedded one.
+    key_note: str = ""
+    statements: int = 0
+
+    @property
+    def intact(self) -> bool:
+        return not self.problems
+
+
+def verify(document: Any, server_key: Ed25519PublicKey | None = None) -> VerifyResult:
+    """Check every record's digest, then the signature over all of them.
+
+    Each record whose content no longer matches its digest is named by index and id. Raises
+    UnreadableExport when `document` is not shaped like an export at all.
+    """
+    statements, signature = _shape(document)
+    result = VerifyResult(statements=len(statements))
+    for index, statement in enumerate(statements):
+        recorded = statement.get("digest")
+        content = {key: value for key, value in statement.items() if key != "digest"}
+        if recorded != sha256_hex(content):
+            name = statement.get("id", "(no id)")
+            result.problems.append(
+                f"record {index} ({name}) was altered: its content does not match its digest"
+            )
+    embedded = _embedded_key(signature, result)
+    if embedded is not None:
+        try:
+            value = base64.b64decode(str(signature.get("value", "")), validate=True)
+            embedded.verify(value, canonical_bytes(signed_payload(document)))
+        except (InvalidSignature, ValueError):
+            result.problems.append(
+                "the signature does not match: records were added, removed, reordered or "
+                "re-digested, or the export time or exporter was changed after signing"
+            )
+        _compare_keys(embedded, server_key, result)
+    return result
+
+
+def _shape(document: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise UnreadableExport(f"not a Drillbook portfolio export (format {FORMAT!r} expected)")
+    statements = document.get("statements")
+    signature = document.get("signature")
+    if not isinstance(statements, list) or not all(isinstance(s, dict) for s in statements):
+        raise UnreadableExport("the export has no list of statements")
+    if not isinstance(signature, dict):
+        raise UnreadableExport("the export carries no signature")
+    return statements, signature
+
+
+def _embedded_key(signature: dict[str, Any], result: VerifyResult) -> Ed25519PublicKey | None:
+    if signature.get("algorithm") != ALGORITHM:
+        result.problems.append(f"the signature is not {ALGORITHM}")
+        return None
+    try:
+        raw = base64.b64decode(str(signature.get("public_key", "")), validate=True)
+        return Ed25519PublicKey.from_public_bytes(raw)
+    except ValueError:
+        result.problems.append("the embedded public key is not a valid Ed25519 key")
+        return None
+
+
+def _compare_keys(
+    embedded: Ed25519PublicKey, server_key: Ed25519PublicKey | None, result: VerifyResult
+) -> None:
+    if server_key is None:
+        result.key_note = (
+            "checked against the public key embedded in the export only (no server key here): "
+            "this shows the export is unchanged since it was signed, not which server signed it"
+        )
+    elif public_key_text(embedded) == public_key_text(server_key):
+        result.key_note = "signed by this server's own key"
+    else:
+        result.key_note = "the embedded public key is not this server's"
+        result.problems.append("the export was signed by another key than this server's")

@@ -1,0 +1,201 @@
+"""xAPI-shaped statements of a learner's work: one per attempt, per submission and per review.
+
+Each statement carries `digest`, the sha256 of its own canonical JSON without that field, so a
+reader can tell which record changed. Ids are stable ("drillbook:attempt:12"), so the same record
+has the same id in every export.
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app import evidence
+from app.models import RUBRIC, Attempt, AttemptStatus, Review, Submission, User
+from app.portfolio.canonical import sha256_hex
+from drills.digest import json_safe
+from drills.registry import UnknownDrill, get_drill
+
+_VERB_BY_STATUS = {
+    AttemptStatus.queued: "attempted",
+    AttemptStatus.running: "attempted",
+    AttemptStatus.succeeded: "completed",
+    AttemptStatus.failed: "failed",
+    AttemptStatus.timed_out: "failed",
+    AttemptStatus.resource_limit: "failed",
+}
+_VERB_BY_DECISION = {"accepted": "accepted", "changes_requested": "changes-requested"}
+
+
+def attempt_id(attempt_pk: int) -> str:
+    return f"drillbook:attempt:{attempt_pk}"
+
+
+def submission_id(submission_pk: int) -> str:
+    return f"drillbook:submission:{submission_pk}"
+
+
+def review_id(review_pk: int) -> str:
+    return f"drillbook:review:{review_pk}"
+
+
+def statements_for(session: Session, learner_ids: list[int]) -> list[dict[str, Any]]:
+    """Every attempt, submission and review of these learners, learner by learner, in the order
+    the records were made."""
+    out: list[dict[str, Any]] = []
+    people: dict[int, User | None] = {}
+
+    def person(user_id: int) -> User | None:
+        if user_id not in people:
+            people[user_id] = session.get(User, user_id)
+        return people[user_id]
+
+    for learner_id in learner_ids:
+        learner = person(learner_id)
+        attempts = session.exec(
+            select(Attempt).where(Attempt.learner_id == learner_id).order_by(col(Attempt.id))
+        ).all()
+        out += [digested(_attempt(session, attempt, learner)) for attempt in attempts]
+        submissions = session.exec(
+            select(Submission)
+            .where(Submission.learner_id == learner_id)
+            .order_by(col(Submission.id))
+        ).all()
+        for submission in submissions:
+            out.append(digested(_submission(submission, learner)))
+            reviews = session.exec(
+                select(Review)
+                .where(Review.submission_id == submission.id)
+                .order_by(col(Review.id))
+            ).all()
+            out += [
+                digested(_review(review, submission, learner, person(review.instructor_id)))
+                for review in reviews
+            ]
+    return out
+
+
+def digested(statement: dict[str, Any]) -> dict[str, Any]:
+    plain: dict[str, Any] = json_safe(statement)
+    return plain | {"digest": sha256_hex(plain)}
+
+
+def timestamp(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    # SQLite hands datetimes back without their zone; the app stores them in UTC.
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def agent(user: User | None) -> dict[str, Any]:
+    if user is None:
+        return {"objectType": "Agent", "name": "(deleted account)"}
+    return {
+        "objectType": "Agent",
+        "name": user.display_name,
+        "account": {"homePage": "urn:drillbook", "name": user.username},
+    }
+
+
+def verb(name: str) -> dict[str, Any]:
+    return {"id": f"urn:drillbook:verb:{name}", "display": {"en": name}}
+
+
+def drill_activity(slug: str, version: str | None = None) -> dict[str, Any]:
+    try:
+        drill = get_drill(slug)
+        title, summary = drill.title, drill.summary
+    except UnknownDrill:  # a drill retired since the record was made
+        title, summary = slug, ""
+    definition: dict[str, Any] = {"name": {"en": title}, "description": {"en": summary}}
+    if version is not None:
+        definition["version"] = version
+    return {"objectType": "Activity", "id": f"urn:drillbook:drill:{slug}", "definition": definition}
+
+
+def _attempt(session: Session, attempt: Attempt, learner: User | None) -> dict[str, Any]:
+    assert attempt.id is not None
+    return {
+        "id": attempt_id(attempt.id),
+        "actor": agent(learner),
+        "verb": verb(_VERB_BY_STATUS.get(AttemptStatus(attempt.status), "attempted")),
+        "object": drill_activity(attempt.drill_slug, attempt.drill_version),
+        "result": {
+            "status": attempt.status,
+            "success": attempt.status == AttemptStatus.succeeded,
+            "completion": attempt.final,
+            "prediction": {
+                "hypothesis": attempt.hypothesis,
+                "text": attempt.prediction_text,
+                "predicted_at": timestamp(attempt.predicted_at),
+            },
+            "observed_hypothesis": attempt.observed_hypothesis,
+            "prediction_matched": attempt.prediction_matched,
+            "error": attempt.error,
+            "signature": attempt.signature,
+            # The drill's own sha256 of its metric series (see `python -m drills run --json`).
+            "digest": attempt.digest,
+            "diagnostics": attempt.diagnostics,
+            "metrics": evidence.metric_series(session, attempt_id=attempt.id),
+            "compute_s": attempt.compute_s,
+        },
+        "context": {
+            "command": attempt.command,
+            "environment": attempt.environment,
+            "knobs": attempt.knobs,
+            "seed": attempt.seed,
+            "inputs": attempt.inputs,
+        },
+        "timestamp": timestamp(attempt.finished_at or attempt.created_at),
+        "stored": timestamp(attempt.created_at),
+    }
+
+
+def _submission(submission: Submission, learner: User | None) -> dict[str, Any]:
+    assert submission.id is not None
+    return {
+        "id": submission_id(submission.id),
+        "actor": agent(learner),
+        "verb": verb("submitted"),
+        "object": drill_activity(submission.drill_slug),
+        "result": {
+            "status": submission.status,
+            "explanation": {
+                "mechanism": submission.mechanism,
+                "right_tool": submission.right_tool,
+                "wrong_tool": submission.wrong_tool,
+                "next_check": submission.next_check,
+            },
+        },
+        "context": {
+            "version": submission.version,
+            "failed_attempt": attempt_id(submission.failed_attempt_id),
+            "fixed_attempt": attempt_id(submission.fixed_attempt_id),
+        },
+        "timestamp": timestamp(submission.created_at),
+    }
+
+
+def _review(
+    review: Review, submission: Submission, learner: User | None, instructor: User | None
+) -> dict[str, Any]:
+    assert review.id is not None and submission.id is not None
+    return {
+        "id": review_id(review.id),
+        "actor": agent(instructor),
+        "verb": verb(_VERB_BY_DECISION.get(review.decision, review.decision)),
+        "object": drill_activity(submission.drill_slug),
+        "result": {
+            "success": review.decision == "accepted",
+            "score": {"raw": review.total, "min": 0, "max": 2 * len(RUBRIC)},
+            "rubric": review.scores,
+            "response": review.comment,
+        },
+        "context": {
+            "learner": agent(learner),
+            "statement": {"objectType": "StatementRef", "id": submission_id(submission.id)},
+            "version": submission.version,
+        },
+        "timestamp": timestamp(review.created_at),
+    }
