@@ -16,11 +16,12 @@ _ALLOWED_TAGS = {
 }  # fmt: skip
 
 
-def render_markdown(source: str | None) -> Markup:
+def render_markdown(source: str | None, *, links: bool = True) -> Markup:
+    """`links=False` keeps a link's text and drops the link (offline exports load nothing)."""
     html = _parser.render(source or "")
     cleaned = nh3.clean(
         html,
-        tags=_ALLOWED_TAGS,
+        tags=_ALLOWED_TAGS if links else _ALLOWED_TAGS - {"a"},
         attributes={"a": {"href", "title"}},
         url_schemes={"http", "https", "mailto"},
         link_rel="nofollow noopener noreferrer",

@@ -18,15 +18,6 @@ from app.models import Attempt, Replay, ReplayVerdict, utcnow
 RELATIVE_TOLERANCE = 1e-5
 ABSOLUTE_TOLERANCE = 1e-8
 
-# The run statuses the worker reports, as the attempt stores them.
-_ATTEMPT_STATUS = {
-    "ok": "succeeded",
-    "error": "failed",
-    "timed_out": "timed_out",
-    "resource_limit": "resource_limit",
-}
-
-
 @dataclass(frozen=True)
 class Comparison:
     verdict: ReplayVerdict
@@ -82,7 +73,7 @@ def finish_replay(session: Session, *, replay: Replay, record: dict[str, Any]) -
     replay.digest = record.get("digest")
     replay.environment = record.get("environment")
     replay.finished_at = utcnow()
-    replayed_status = _ATTEMPT_STATUS.get(record.get("status", ""), "failed")
+    replayed_status = evidence.attempt_status_of(record.get("status", ""))
     if replayed_status != attempt.status:
         replay.verdict = ReplayVerdict.differs
         replay.first_difference = f"status: {attempt.status} then {replayed_status}"
