@@ -10,7 +10,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    DRILLBOOK_DATABASE_URL=sqlite:////data/drillbook.sqlite3
+    DRILLBOOK_DATABASE_URL=sqlite:////data/drillbook.sqlite3 \
+    DRILLBOOK_DATA_DIR=/data
 WORKDIR /srv/drillbook
 # torch==2.13.0 from the default index is the large CUDA build; point PIP_EXTRA_INDEX_URL at a
 # CPU-only wheel index at build time (--build-arg) for a much smaller image.

@@ -1,4 +1,5 @@
-"""Operator commands: `python -m app serve | migrate | create-admin USER | set-password USER`."""
+"""Operator commands: `python -m app serve | migrate | create-admin USER | set-password USER |
+verify-export FILE.json`."""
 
 import argparse
 import getpass
@@ -13,6 +14,7 @@ from app.config import Settings
 from app.db import make_engine
 from app.migrate import upgrade
 from app.models import Role
+from app.portfolio.verify_cli import verify_export
 
 
 def read_password(from_stdin: bool) -> str:
@@ -40,10 +42,18 @@ def main() -> None:
         command.add_argument(
             "--password-stdin", action="store_true", help="read the password from standard input"
         )
+    verify = commands.add_parser(
+        "verify-export",
+        help="check a portfolio export: exit 0 intact, 1 altered (each problem printed), "
+        "2 unreadable",
+    )
+    verify.add_argument("file", help="the export's .json file")
     args = parser.parse_args()
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     settings = Settings()
+    if args.command == "verify-export":
+        sys.exit(verify_export(args.file, data_dir=settings.data_dir))
     if args.command == "migrate":
         upgrade(settings.database_url)
         return

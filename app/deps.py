@@ -3,6 +3,7 @@
 from collections.abc import Iterator
 from typing import Annotated
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy import Engine
 from sqlmodel import Session
@@ -51,12 +52,18 @@ def get_throttle(request: Request) -> LoginThrottle:
     return throttle
 
 
+def get_signing_key(request: Request) -> Ed25519PrivateKey:
+    key: Ed25519PrivateKey = request.app.state.signing_key
+    return key
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 EngineDep = Annotated[Engine, Depends(get_engine)]
 SessionDep = Annotated[Session, Depends(get_session)]
 RunnerDep = Annotated[AttemptRunner, Depends(get_runner)]
 BrokerDep = Annotated[AttemptEventBroker, Depends(get_broker)]
 ThrottleDep = Annotated[LoginThrottle, Depends(get_throttle)]
+SigningKeyDep = Annotated[Ed25519PrivateKey, Depends(get_signing_key)]
 
 
 def optional_user(request: Request, session: SessionDep) -> User | None:

@@ -16,7 +16,18 @@ from app.broker import AttemptEventBroker
 from app.config import ROOT, Settings
 from app.db import make_engine
 from app.deps import LoginRequired
-from app.routes import admin, api, attempts, auth, cohorts, pages, reviews, submissions
+from app.portfolio.signing import load_or_create_key
+from app.routes import (
+    admin,
+    api,
+    attempts,
+    auth,
+    cohorts,
+    pages,
+    portfolio,
+    reviews,
+    submissions,
+)
 from app.runner.dispatcher import AttemptRunner
 from app.runner.writer import EvidenceWriter
 from app.security.csrf import require_csrf
@@ -68,6 +79,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.broker = broker
     app.state.runner = runner
+    # Generated on first start, kept in the data directory (never the database): signs exports.
+    app.state.signing_key = load_or_create_key(settings.data_dir)
     app.state.login_throttle = LoginThrottle(
         max_failures=settings.login_max_failures, window_s=settings.login_window_s
     )
@@ -85,7 +98,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_exception_handler(LoginRequired, _login_required)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
-    for module in (auth, pages, attempts, submissions, reviews, cohorts, admin, api):
+    for module in (auth, pages, attempts, submissions, reviews, cohorts, portfolio, admin, api):
         app.include_router(module.router)
     return app
 

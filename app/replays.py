@@ -18,6 +18,7 @@ from app.models import Attempt, Replay, ReplayVerdict, utcnow
 RELATIVE_TOLERANCE = 1e-5
 ABSOLUTE_TOLERANCE = 1e-8
 
+
 @dataclass(frozen=True)
 class Comparison:
     verdict: ReplayVerdict

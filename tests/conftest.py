@@ -37,11 +37,15 @@ def cluster() -> Iterator[LocalCluster]:
 
 
 @pytest.fixture
-def make_settings(database_url: str, cluster: LocalCluster) -> Callable[..., Settings]:
+def make_settings(
+    database_url: str, cluster: LocalCluster, tmp_path: Path
+) -> Callable[..., Settings]:
     def build(**overrides: Any) -> Settings:
         values: dict[str, Any] = {
             "environment": "test",
             "database_url": database_url,
+            # The export signing key of each test's app, kept out of the repository's var/.
+            "data_dir": tmp_path / "data",
             "scheduler_address": cluster.scheduler_address,
             "secret_key": "test-only-session-key",
         }

@@ -8,11 +8,9 @@ has the same id in every export.
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlmodel import Session, col, select
-
-from app import evidence
 from app.models import RUBRIC, Attempt, AttemptStatus, Review, Submission, User
 from app.portfolio.canonical import sha256_hex
+from app.portfolio.records import Records, Series
 from drills.digest import json_safe
 from drills.registry import UnknownDrill, get_drill
 
@@ -39,38 +37,21 @@ def review_id(review_pk: int) -> str:
     return f"drillbook:review:{review_pk}"
 
 
-def statements_for(session: Session, learner_ids: list[int]) -> list[dict[str, Any]]:
+def statements_for(records: Records) -> list[dict[str, Any]]:
     """Every attempt, submission and review of these learners, learner by learner, in the order
     the records were made."""
     out: list[dict[str, Any]] = []
-    people: dict[int, User | None] = {}
-
-    def person(user_id: int) -> User | None:
-        if user_id not in people:
-            people[user_id] = session.get(User, user_id)
-        return people[user_id]
-
-    for learner_id in learner_ids:
-        learner = person(learner_id)
-        attempts = session.exec(
-            select(Attempt).where(Attempt.learner_id == learner_id).order_by(col(Attempt.id))
-        ).all()
-        out += [digested(_attempt(session, attempt, learner)) for attempt in attempts]
-        submissions = session.exec(
-            select(Submission)
-            .where(Submission.learner_id == learner_id)
-            .order_by(col(Submission.id))
-        ).all()
-        for submission in submissions:
+    for learner_records in records.learners:
+        learner = learner_records.learner
+        out += [
+            digested(_attempt(attempt, learner, records.series.get(attempt.id or 0, {})))
+            for attempt in learner_records.attempts
+        ]
+        for submission in learner_records.submissions:
             out.append(digested(_submission(submission, learner)))
-            reviews = session.exec(
-                select(Review)
-                .where(Review.submission_id == submission.id)
-                .order_by(col(Review.id))
-            ).all()
             out += [
-                digested(_review(review, submission, learner, person(review.instructor_id)))
-                for review in reviews
+                digested(_review(review, submission, learner, records.person(review.instructor_id)))
+                for review in records.reviews.get(submission.id or 0, [])
             ]
     return out
 
@@ -114,7 +95,7 @@ def drill_activity(slug: str, version: str | None = None) -> dict[str, Any]:
     return {"objectType": "Activity", "id": f"urn:drillbook:drill:{slug}", "definition": definition}
 
 
-def _attempt(session: Session, attempt: Attempt, learner: User | None) -> dict[str, Any]:
+def _attempt(attempt: Attempt, learner: User | None, series: Series) -> dict[str, Any]:
     assert attempt.id is not None
     return {
         "id": attempt_id(attempt.id),
@@ -137,7 +118,7 @@ def _attempt(session: Session, attempt: Attempt, learner: User | None) -> dict[s
             # The drill's own sha256 of its metric series (see `python -m drills run --json`).
             "digest": attempt.digest,
             "diagnostics": attempt.diagnostics,
-            "metrics": evidence.metric_series(session, attempt_id=attempt.id),
+            "metrics": series,
             "compute_s": attempt.compute_s,
         },
         "context": {

@@ -46,6 +46,7 @@ class AttemptRunner:
         self._topic = f"drillbook-progress-{uuid.uuid4().hex[:12]}"
         self._lock = threading.Lock()
         self._in_flight: dict[int, InFlight] = {}
+        self._replays_in_flight: dict[int, Future[Any]] = {}
         self._stopping = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="attempt-watchdog", daemon=True)
         self.client: Client | None = None
@@ -63,11 +64,16 @@ class AttemptRunner:
             leftovers = [item for item in self._in_flight.values() if not item.ended]
             for item in leftovers:
                 item.ended = True
+            replays = dict(self._replays_in_flight)
+            self._replays_in_flight.clear()
         for item in leftovers:
             self._writer.put(
                 Ended(item.attempt_id, AttemptStatus.failed, "The server stopped during the run.")
             )
             item.future.cancel()
+        for replay_id, future in replays.items():
+            self._writer.put(ReplayDone(replay_id, None, "The server stopped during the replay."))
+            future.cancel()
         if self._watchdog.is_alive():
             self._watchdog.join(timeout=5)
         if self.client is not None:
@@ -111,9 +117,14 @@ class AttemptRunner:
             key=f"replay-{replay_id}-{uuid.uuid4().hex[:8]}",
             pure=False,
         )
+        with self._lock:
+            self._replays_in_flight[replay_id] = future
         future.add_done_callback(lambda done: self._on_replay_done(replay_id, done))
 
     def _on_replay_done(self, replay_id: int, future: Future[Any]) -> None:
+        with self._lock:
+            if self._replays_in_flight.pop(replay_id, None) is None:
+                return  # already ended by stop()
         if future.status == "finished":
             self._writer.put(ReplayDone(replay_id, future.result()))
             return

@@ -34,4 +34,6 @@ async def require_csrf(request: Request) -> None:
         field = (await request.form()).get(FIELD)
         sent = field if isinstance(field, str) else None
     if not isinstance(expected, str) or sent is None or not secrets.compare_digest(sent, expected):
+        # A refused multipart upload was parsed (and maybe spooled to disk) above: release it.
+        await request.close()
         raise HTTPException(status_code=403, detail="Missing or wrong CSRF token. Reload the page.")

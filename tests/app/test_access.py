@@ -40,6 +40,13 @@ READ_OWN_WORK = (LOGIN, OK, HIDDEN, HIDDEN, OK, OK)
 MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "/attempts/{attempt_id}"): READ_OWN_WORK,
     ("GET", "/attempts/{attempt_id}/panel"): READ_OWN_WORK,
+    ("GET", "/attempts/{attempt_id}/replays"): READ_OWN_WORK,
+    # A replay is asked for by the learner's instructor (or an admin), never by the learner:
+    # it is the check of their claim. Allowed requests really start one (see REPLAYERS).
+    # (Sent as htmx: an anonymous htmx request gets 401 with an HX-Redirect to the login.)
+    ("POST", "/attempts/{attempt_id}/replays"): (
+        UNAUTHORIZED, FORBIDDEN, HIDDEN, HIDDEN, OK, OK,
+    ),
     # Only the learner who ran it explains it; readers who are not its owner get 403.
     ("POST", "/attempts/{attempt_id}/explanation"): (
         LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
@@ -51,6 +58,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ),
     ("GET", "/cohorts/{cohort_id}"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/cohorts/{cohort_id}/progress.csv"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    # A cohort's portfolios: its instructor and admins only.
+    ("GET", "/cohorts/{cohort_id}/export.zip"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
     ("POST", "/admin/users/{user_id}/role"): (
         LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN, FORBIDDEN, INVALID,
     ),
@@ -128,6 +137,10 @@ def world(anonymous: TestClient) -> Iterator[World]:
 def request(client: TestClient, method: str, path: str, url: str) -> Any:
     if method == "GET":
         return client.get(url, follow_redirects=False)
+    # A replay takes no fields; its allowed requests (htmx, so 200 rather than a redirect) start
+    # one, which the matrix test counts.
+    if path == "/attempts/{attempt_id}/replays":
+        return client.post(url, headers={"HX-Request": "true"}, follow_redirects=False)
     return client.post(url, data=INVALID_FORMS[path], follow_redirects=False)
 
 
@@ -190,8 +203,12 @@ def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> No
                             f"{response.text!r} vs {absent.text!r}"
                         )
     assert not wrong, "\n".join(wrong)
-    # Reading, and being refused, changed nothing.
-    assert snapshot(engine) == before
+    # Reading, and being refused, changed nothing; the only new rows are the replays that the
+    # instructor and the admin were allowed to start, one per attempt each.
+    after = snapshot(engine)
+    replays = after.pop("replay")
+    assert len(replays) - len(before.pop("replay")) == 2 * len(world.ids["attempt_id"])
+    assert after == before
 
 
 def test_an_api_client_gets_401_not_a_redirect(world: World) -> None:

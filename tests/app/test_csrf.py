@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, AttemptStatus, Role
+from app.models import Attempt, AttemptStatus, Replay, Role
 from tests.app.factories import (
     DRILL,
     RUBRIC_KEYS,
@@ -110,7 +110,8 @@ def world(anonymous: TestClient) -> Iterator[World]:
 
 
 def wait_for_runs(engine: Engine, timeout: float = 60) -> None:
-    """Let every run a test started finish, so none is cut off when the app stops."""
+    """Let every run (and replay) a test started finish, so none is cut off when the app
+    stops and none writes during the next case's before/after comparison."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with Session(engine) as session:
@@ -119,6 +120,8 @@ def wait_for_runs(engine: Engine, timeout: float = 60) -> None:
                     col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running])
                 )
             ).all()
+            # A replay is a run too: it writes its verdict when it ends.
+            busy += session.exec(select(Replay.attempt_id).where(Replay.status == "queued")).all()
         if not busy:
             return
         time.sleep(0.1)
@@ -136,6 +139,11 @@ class Case:
     json: dict[str, Any] | None = None
     # What else the request would change besides rows: a probe that must not move when refused.
     probe: Callable[[], object] = lambda: None
+    # A multipart upload: (field -> (filename, content, media type)), sent with the form.
+    files: dict[str, tuple[str, bytes, str]] | None = None
+    # Checking an upload is a POST (it carries a file) that changes nothing: only its status shows
+    # that the right token let it through.
+    changes_state: bool = True
 
 
 def session_probe(client: TestClient) -> Callable[[], object]:
@@ -148,12 +156,14 @@ CASE_ROUTES = {
     ("POST", "/logout"),
     ("POST", "/drills/{slug}/attempts"),
     ("POST", "/attempts/{attempt_id}/explanation"),
+    ("POST", "/attempts/{attempt_id}/replays"),
     ("POST", "/drills/{slug}/submissions"),
     ("POST", "/submissions/{submission_id}/reviews"),
     ("POST", "/cohorts"),
     ("POST", "/cohorts/join"),
     ("POST", "/admin/users/{user_id}/role"),
     ("POST", "/api/attempts"),
+    ("POST", "/portfolio/verify"),
 }
 
 
@@ -161,6 +171,7 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
     c, ids = world.clients, world.ids
     newcomer, anonymous = world.fresh(None), world.fresh(None)
     leaving = world.fresh("learner-a")
+    export = c["learner_a"].get("/portfolio/export.json").content
     review = {"decision": "accepted", "comment": "Clear."}
     review |= {f"score.{key}": "2" for key in RUBRIC_KEYS}
     review |= {f"comment.{key}": "ok" for key in RUBRIC_KEYS}
@@ -187,6 +198,9 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
         ),
         ("POST", "/attempts/{attempt_id}/explanation"): Case(
             c["learner_a"], f"/attempts/{ids['fixed_a']}/explanation", 200, form=TEXTS
+        ),
+        ("POST", "/attempts/{attempt_id}/replays"): Case(
+            c["instructor"], f"/attempts/{ids['fixed_a']}/replays", 303, form={}
         ),
         ("POST", "/drills/{slug}/submissions"): Case(
             c["learner_a"],
@@ -219,6 +233,14 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
                 "knobs": {"steps": 10},
             },
         ),
+        ("POST", "/portfolio/verify"): Case(
+            c["learner_a"],
+            "/portfolio/verify",
+            200,
+            form={},
+            files={"file": ("export.json", export, "application/json")},
+            changes_state=False,
+        ),
     }
     assert set(built) == CASE_ROUTES
     return built
@@ -236,7 +258,9 @@ def send(case: Case, *, header: str | None, field: str | None) -> Any:
         form = dict(case.form or {})
         if field is not None:
             form["csrf_token"] = field
-        return case.client.post(case.url, data=form, headers=headers, follow_redirects=False)
+        return case.client.post(
+            case.url, data=form, files=case.files, headers=headers, follow_redirects=False
+        )
     finally:
         if saved is not None:
             case.client.headers[HEADER] = saved
@@ -297,7 +321,7 @@ def check_control(case: Case, own: str, wrong: list[str], route: str, engine: En
         response = send(case, header=None, field=own)
     if response.status_code != case.success:
         wrong.append(f"{route} with the right token: {response.status_code}")
-    elif snapshot(engine) == rows and case.probe() == probe:
+    elif case.changes_state and snapshot(engine) == rows and case.probe() == probe:
         wrong.append(f"{route} with the right token changed nothing")
     wait_for_runs(engine)  # a run it started writes on: let it end before the next snapshot
 

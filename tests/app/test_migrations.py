@@ -17,6 +17,7 @@ TABLES = {
     "cohort_membership",
     "submission",
     "review",
+    "replay",
 }
 
 

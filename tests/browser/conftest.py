@@ -42,6 +42,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = os.environ | {
         "DRILLBOOK_DATABASE_URL": f"sqlite:///{data / 'drillbook.sqlite3'}",
         "DRILLBOOK_WORKERS": "1",
+        "DRILLBOOK_DATA_DIR": str(data / "data"),
     }
     subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True)
     # The first admin comes from the CLI, as the README tells operators.

@@ -1,0 +1,94 @@
+"""Everything one export shows, read from the database once, in a handful of queries.
+
+The statements and the HTML page are both built from these records, so the two files of an
+export always agree, and a learner with hundreds of attempts costs a few queries rather than a
+few per attempt.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.models import Attempt, Explanation, MetricPoint, Review, Submission, User
+
+Series = dict[str, list[list[Any]]]
+
+
+@dataclass
+class LearnerRecords:
+    learner: User
+    attempts: list[Attempt] = field(default_factory=list)
+    submissions: list[Submission] = field(default_factory=list)
+
+
+@dataclass
+class Records:
+    learners: list[LearnerRecords]
+    series: dict[int, Series]  # by attempt id, each in the order the drill reported it
+    reviews: dict[int, list[Review]]  # by submission id, oldest first
+    explanations: dict[int, Explanation]  # the latest one, by attempt id
+    people: dict[int, User]  # reviewers (and the learners themselves), by id
+
+    def person(self, user_id: int) -> User | None:
+        return self.people.get(user_id)
+
+
+def load_records(session: Session, learners: list[User]) -> Records:
+    ids = [learner.saved_id for learner in learners]
+    by_learner = {learner.saved_id: LearnerRecords(learner) for learner in learners}
+    for attempt in session.exec(
+        select(Attempt).where(col(Attempt.learner_id).in_(ids)).order_by(col(Attempt.id))
+    ):
+        by_learner[attempt.learner_id].attempts.append(attempt)
+    for submission in session.exec(
+        select(Submission).where(col(Submission.learner_id).in_(ids)).order_by(col(Submission.id))
+    ):
+        by_learner[submission.learner_id].submissions.append(submission)
+    reviews: dict[int, list[Review]] = defaultdict(list)
+    for review in session.exec(
+        select(Review)
+        .join(Submission, col(Submission.id) == col(Review.submission_id))
+        .where(col(Submission.learner_id).in_(ids))
+        .order_by(col(Review.id))
+    ):
+        reviews[review.submission_id].append(review)
+    reviewer_ids = {review.instructor_id for items in reviews.values() for review in items}
+    people = {learner.saved_id: learner for learner in learners}
+    if reviewer_ids - people.keys():
+        for user in session.exec(select(User).where(col(User.id).in_(reviewer_ids))):
+            people[user.saved_id] = user
+    return Records(
+        learners=[by_learner[i] for i in ids],
+        series=_series(session, ids),
+        reviews=dict(reviews),
+        explanations=_latest_explanations(session, ids),
+        people=people,
+    )
+
+
+def _series(session: Session, learner_ids: list[int]) -> dict[int, Series]:
+    # Plain columns, not ORM objects: a learner's points run into the hundreds of thousands.
+    rows = session.exec(
+        select(MetricPoint.attempt_id, MetricPoint.name, MetricPoint.step, MetricPoint.value)
+        .join(Attempt, col(Attempt.id) == col(MetricPoint.attempt_id))
+        .where(col(Attempt.learner_id).in_(learner_ids))
+        # Insertion order: series come out in the order the drill first reported them.
+        .order_by(col(MetricPoint.id))
+    ).all()
+    series: dict[int, Series] = defaultdict(lambda: defaultdict(list))
+    for attempt_id, name, step, value in rows:
+        series[attempt_id][name].append([step, value])
+    return {attempt_id: dict(by_name) for attempt_id, by_name in series.items()}
+
+
+def _latest_explanations(session: Session, learner_ids: list[int]) -> dict[int, Explanation]:
+    latest: dict[int, Explanation] = {}
+    for explanation in session.exec(
+        select(Explanation)
+        .where(col(Explanation.learner_id).in_(learner_ids))
+        .order_by(col(Explanation.id))
+    ):
+        latest[explanation.attempt_id] = explanation  # ascending ids: the newest wins
+    return latest

@@ -1,0 +1,110 @@
+"""Shared pieces of the portfolio tests: a learner with a reviewed submission, reading an export's
+zip, and altering one byte of one record in an export's JSON."""
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from app.models import Role
+from tests.app.factories import (
+    add_attempt,
+    add_cohort,
+    add_explanation,
+    add_review,
+    add_submission,
+    add_user,
+    engine_of,
+    signed_in,
+)
+
+
+@dataclass
+class Learner:
+    id: int
+    failed: int
+    fixed: int
+    submission: int
+    review: int
+
+
+def reviewed_learner(
+    engine: Engine,
+    username: str,
+    instructor_id: int,
+    *,
+    display_name: str | None = None,
+    text: str = "The labels were shuffled every step.",
+    comment: str = "Say which tensor was shuffled.",
+) -> Learner:
+    """A learner with a failed and a fixed attempt, an explanation, a submission that was sent
+    back with changes requested, and a second version still pending."""
+    learner = add_user(engine, username, display_name=display_name)
+    failed = add_attempt(engine, learner, fixed=False, prediction=text)
+    fixed = add_attempt(engine, learner, fixed=True, prediction=text)
+    add_explanation(engine, fixed, learner, text)
+    first = add_submission(
+        engine, learner, failed, fixed, text=text, version=1, status="changes_requested"
+    )
+    review = add_review(engine, first, instructor_id, comment=comment, decision="changes_requested")
+    add_submission(engine, learner, failed, fixed, text=text, version=2)
+    return Learner(learner, failed, fixed, first, review)
+
+
+@dataclass
+class Classroom:
+    learner_a: Learner
+    learner_b: Learner
+    instructor: int
+    cohort_a: int
+    clients: dict[str, TestClient]
+
+
+def classroom(anonymous: TestClient) -> Classroom:
+    """instructor-1 runs C1 (learner-a); instructor-2 runs C2 (learner-b)."""
+    engine = engine_of(anonymous)
+    one = add_user(engine, "instructor-1", Role.instructor)
+    two = add_user(engine, "instructor-2", Role.instructor)
+    a = reviewed_learner(engine, "learner-a", one)
+    b = reviewed_learner(engine, "learner-b", two, text="B's own words.")
+    c1 = add_cohort(engine, one, name="C1", code="AAAA2222", learners=[a.id])
+    add_cohort(engine, two, name="C2", code="BBBB3333", learners=[b.id])
+    app = anonymous.app
+    clients = {
+        name: signed_in(app, name)  # type: ignore[arg-type]
+        for name in ("learner-a", "learner-b", "instructor-1", "instructor-2")
+    }
+    return Classroom(a, b, one, c1, clients)
+
+
+def unzip(body: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def alter_one_byte(raw: bytes, record_index: int) -> bytes:
+    """The export with one ASCII letter of one record's prediction text changed in place.
+
+    The file holds one record per line; the letter is found inside that record's own line.
+    """
+    document: dict[str, Any] = json.loads(raw)
+    record = document["statements"][record_index]
+    lines = raw.split(b"\n")
+    prefix = b'  {"id":' + json.dumps(record["id"]).encode()
+    (line_no,) = [n for n, line in enumerate(lines) if line.startswith(prefix)]
+    text = record["result"]["prediction"]["text"]
+    needle = json.dumps(text, ensure_ascii=False).encode("utf-8")
+    at = (
+        lines[line_no].index(needle)
+        + 1
+        + next(i for i, ch in enumerate(text) if ch.isascii() and ch.isalpha())
+    )
+    line = lines[line_no]
+    lines[line_no] = line[:at] + line[at : at + 1].swapcase() + line[at + 1 :]
+    altered = b"\n".join(lines)
+    assert len(altered) == len(raw) and sum(x != y for x, y in zip(raw, altered, strict=True)) == 1
+    return altered
