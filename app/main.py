@@ -16,6 +16,7 @@ from app.broker import AttemptEventBroker
 from app.config import ROOT, Settings
 from app.db import make_engine
 from app.deps import LoginRequired
+from app.migrate import check_schema_is_current
 from app.portfolio.signing import load_or_create_key
 from app.routes import (
     admin,
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        check_schema_is_current(engine, settings.database_url)
         with Session(engine) as session:
             reaped = evidence.reap_unfinished(session, reason=RESTART_REASON)
             replays.reap_unfinished_replays(session, reason=RESTART_REASON)

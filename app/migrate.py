@@ -4,6 +4,9 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine
 
 from app.config import ROOT
 
@@ -24,3 +27,19 @@ def upgrade(database_url: str, revision: str = "head") -> None:
 
 def downgrade(database_url: str, revision: str) -> None:
     command.downgrade(alembic_config(database_url), revision)
+
+
+class SchemaOutOfDate(RuntimeError):
+    pass
+
+
+def check_schema_is_current(engine: Engine, database_url: str) -> None:
+    """Refuse to serve a database the migrations have not brought up to date."""
+    head = ScriptDirectory.from_config(alembic_config(database_url)).get_current_head()
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    if current != head:
+        raise SchemaOutOfDate(
+            f"the database is at schema revision {current or 'none'}, the code needs {head}: "
+            "run `python -m app migrate` (or `make run`, which does) first"
+        )

@@ -3,10 +3,14 @@
 import sqlite3
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
+from fastapi.testclient import TestClient
 
-from app.migrate import alembic_config, downgrade, upgrade
+from app.config import Settings
+from app.main import create_app
+from app.migrate import SchemaOutOfDate, alembic_config, downgrade, upgrade
 
 TABLES = {
     "user",
@@ -69,3 +73,12 @@ def test_each_downgrade_and_upgrade_keeps_surviving_rows(tmp_path: Path) -> None
     assert tables(path) == set()
     upgrade(url)
     assert tables(path) == TABLES
+
+
+def test_the_app_refuses_a_database_behind_the_migrations(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    upgrade(url, "0002")
+    settings = Settings(environment="test", database_url=url, secret_key="k", data_dir=tmp_path)
+    with pytest.raises(SchemaOutOfDate, match="python -m app migrate"):
+        with TestClient(create_app(settings)):
+            pass
