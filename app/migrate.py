@@ -1,4 +1,4 @@
-"""Bring a database to the newest schema with Alembic (the app never calls create_all)."""
+"""Bring a database to the newest schema with Alembic: the only way tables are made or changed."""
 
 from pathlib import Path
 

@@ -1,0 +1,77 @@
+"""The small backbone + head classifier and its data, shared by the drills that inspect which
+parameters learn (break-the-graph, optimizer-membership)."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class BackboneHeadConfig:
+    examples: int = 64  # one fixed batch, trained on full-batch
+    features: int = 16
+    wide: int = 64  # width of the backbone's first layer
+    hidden: int = 32  # width of the features the head reads
+    classes: int = 4
+    lr: float = 1e-2  # Adam
+    steps: int = 200
+
+
+@dataclass(frozen=True)
+class Data:
+    features: torch.Tensor  # (examples, features) float32
+    labels: torch.Tensor  # (examples,) int64
+
+
+def make_data(config: BackboneHeadConfig, seed: int) -> Data:
+    """Labels from a fixed random two-layer teacher: learnable, but not by a linear model alone."""
+    generator = torch.Generator().manual_seed(seed)
+    features = torch.randn(config.examples, config.features, generator=generator)
+    first = torch.randn(config.features, config.hidden, generator=generator)
+    second = torch.randn(config.hidden, config.classes, generator=generator)
+    labels = (torch.tanh(features @ first) @ second).argmax(dim=-1)
+    return Data(features, labels)
+
+
+class BackboneAndHead(nn.Module):
+    def __init__(self, config: BackboneHeadConfig) -> None:
+        super().__init__()
+        self.backbone = nn.Sequential(
+            nn.Linear(config.features, config.wide),
+            nn.ReLU(),
+            nn.Linear(config.wide, config.hidden),
+            nn.ReLU(),
+        )
+        self.head = nn.Linear(config.hidden, config.classes)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(features))  # type: ignore[no-any-return]
+
+
+def data_digest(data: Data) -> str:
+    sha = hashlib.sha256()
+    for values, fmt in ((data.features, "f"), (data.labels, "q")):
+        flat = values.flatten().tolist()
+        sha.update(struct.pack(f"<{len(flat)}{fmt}", *flat))
+    return sha.hexdigest()
+
+
+def describe_inputs(data: Data, classes: int) -> dict[str, Any]:
+    return {
+        "shapes": {"features": list(data.features.shape), "labels": list(data.labels.shape)},
+        "sha256": data_digest(data),
+        "label_counts": torch.bincount(data.labels, minlength=classes).tolist(),
+        "examples": [
+            {
+                "features_first4": [round(v, 3) for v in data.features[i, :4].tolist()],
+                "label": int(data.labels[i]),
+            }
+            for i in range(3)
+        ],
+    }
