@@ -19,6 +19,7 @@ from app.deps import (
 )
 from app.forms import FormDep, is_htmx
 from app.models import Explanation
+from app.submissions import EXPLANATION_FIELDS
 from app.templating import templates
 from app.views import attempt_context, drill_page_context
 from drills.catalogue import describe
@@ -26,7 +27,6 @@ from drills.catalogue import describe
 router = APIRouter(tags=["attempts"], include_in_schema=False)
 
 KNOB_PREFIX = "knob."
-EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
 
 
 @router.post("/drills/{slug}/attempts", response_model=None)
