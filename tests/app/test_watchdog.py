@@ -1,0 +1,56 @@
+"""The watchdog: a run stuck where the drill's own limit checks never get a say (inside one long
+operation) is ended `timed_out` and its worker process replaced."""
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from distributed import get_worker
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.runner import dispatcher
+from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
+
+
+def stuck_run(attempt_id: int, topic: str, *_: Any) -> dict[str, Any]:
+    """Stands in for execute_attempt: says it started, then never reports again."""
+    worker = get_worker()
+    worker.log_event(
+        topic,
+        {"attempt": attempt_id, "kind": "started", "worker": worker.address, "pid": os.getpid()},
+    )
+    time.sleep(120)
+    return {}
+
+
+def test_a_stuck_run_is_stopped_and_its_worker_replaced(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = create_app(make_settings(time_limit_s=0.5, watchdog_grace_s=0.5))
+    with TestClient(app) as client:
+        make_user(app.state.engine, "learner-a")
+        log_in(client, "learner-a")
+        runner = app.state.runner
+        workers_before = set(runner.client.scheduler_info()["workers"])
+
+        monkeypatch.setattr(dispatcher, "execute_attempt", stuck_run)
+        body = {"drill": "overfit-one-batch", **PREDICTION}
+        stuck = client.post("/api/attempts", json=body).json()
+        attempt = wait_until_final(client, stuck["id"], timeout=30)
+        assert attempt["status"] == "timed_out"
+        assert "watchdog" in attempt["error"] and "0.5 s" in attempt["error"]
+        stuck_worker = attempt["worker"]
+
+        monkeypatch.undo()
+        deadline = time.monotonic() + 60
+        while stuck_worker in runner.client.scheduler_info()["workers"]:
+            assert time.monotonic() < deadline, "the stuck worker was never replaced"
+            time.sleep(0.2)
+        runner.client.wait_for_workers(len(workers_before), timeout=60)
+        body["knobs"] = {"steps": 20}
+        after = wait_until_final(client, client.post("/api/attempts", json=body).json()["id"])
+        assert after["status"] == "succeeded", after["error"]
