@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     time_limit_s: float = Field(default=60.0, gt=0, le=3600)
     memory_limit_mb: float = Field(default=2048.0, gt=0)
     watchdog_grace_s: float = Field(default=5.0, ge=0)
+    # An attempt no worker has started by then fails (e.g. an external cluster with no workers).
+    queue_timeout_s: float = Field(default=600.0, gt=0)
     # Dask's nanny kills a worker process above this (a backstop for a single huge allocation).
     worker_memory_limit: str = "4GiB"
     max_text_length: int = 2000

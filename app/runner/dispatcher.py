@@ -174,8 +174,10 @@ class AttemptRunner:
 
     # -- watchdog --------------------------------------------------------------------------
     def _watch(self) -> None:
-        """Backstop for runs the drill's own limit checks cannot stop (stuck inside one op)."""
+        """Backstop for runs the drill's own limit checks cannot stop (stuck inside one op), and
+        for attempts no worker ever starts."""
         hard_limit = self._settings.time_limit_s + self._settings.watchdog_grace_s
+        queue_limit = self._settings.queue_timeout_s
         while not self._stopping.wait(0.5):
             now = time.monotonic()
             with self._lock:
@@ -186,10 +188,27 @@ class AttemptRunner:
                     and item.started_at is not None
                     and now - item.started_at > hard_limit
                 ]
-                for item in overdue:
+                unstarted = [
+                    item
+                    for item in self._in_flight.values()
+                    if not item.ended
+                    and item.started_at is None
+                    and now - item.submitted_at > queue_limit
+                ]
+                for item in overdue + unstarted:
                     item.ended = True
             for item in overdue:
                 self._stop_overdue(item)
+            for item in unstarted:
+                self._writer.put(
+                    Ended(
+                        item.attempt_id,
+                        AttemptStatus.failed,
+                        f"No worker started this run within {queue_limit:g} s; is the cluster "
+                        "running any workers?",
+                    )
+                )
+                item.future.cancel()
 
     def _stop_overdue(self, item: InFlight) -> None:
         limit = self._settings.time_limit_s

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from distributed import LocalCluster
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlmodel import Session
@@ -108,3 +109,25 @@ def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url:
     with logged_in(create_app(settings)) as client:
         attempt = wait_until_final(client, start(client, steps=30))
     assert attempt["status"] == "succeeded", attempt["error"]
+
+
+def test_an_attempt_no_worker_starts_fails_after_the_queue_timeout(database_url: str) -> None:
+    # An external scheduler with no workers at all: nothing will ever pick the run up.
+    with LocalCluster(
+        n_workers=0,
+        processes=False,
+        host="127.0.0.1",
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+    ) as empty:
+        settings = Settings(
+            environment="test",
+            database_url=database_url,
+            secret_key="test-only-key",
+            scheduler_address=empty.scheduler_address,
+            queue_timeout_s=1.0,
+        )
+        with logged_in(create_app(settings)) as client:
+            attempt = wait_until_final(client, start(client, steps=20), timeout=20)
+    assert attempt["status"] == "failed"
+    assert "No worker started this run within 1 s" in attempt["error"]
