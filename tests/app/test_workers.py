@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from distributed import LocalCluster
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlmodel import Session
@@ -15,6 +14,7 @@ from sqlmodel import Session
 from app.config import Settings
 from app.main import create_app
 from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus
+from app.runner.cluster import local_cluster
 from tests.conftest import PREDICTION, log_in, make_user, wait_for_status, wait_until_final
 
 LONG_RUN = {"steps": 2000, "examples": 8}
@@ -113,13 +113,7 @@ def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url:
 
 def test_an_attempt_no_worker_starts_fails_after_the_queue_timeout(database_url: str) -> None:
     # An external scheduler with no workers at all: nothing will ever pick the run up.
-    with LocalCluster(
-        n_workers=0,
-        processes=False,
-        host="127.0.0.1",
-        dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-    ) as empty:
+    with local_cluster(workers=0, memory_limit="1GiB") as empty:
         settings = Settings(
             environment="test",
             database_url=database_url,
