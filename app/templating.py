@@ -36,7 +36,23 @@ def number(value: Any, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def table_cell(value: Any) -> str:
+    """A diagnostic table cell: yes/no for flags, readable numbers, a dash for nothing."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "—"
+    return number(value)
+
+
+def is_measurement(value: Any) -> bool:
+    """Right-aligned in tables: numbers, but not flags."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 templates.env.filters["number"] = number
+templates.env.filters["table_cell"] = table_cell
+templates.env.tests["measurement"] = is_measurement
 templates.env.filters["markdown"] = render_markdown
 # Keep dict order in |tojson: metric series stay in the order the drill reported them.
 templates.env.policies["json.dumps_kwargs"] = {"sort_keys": False}
