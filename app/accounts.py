@@ -5,6 +5,7 @@ import re
 from sqlmodel import Session, select
 
 from app.models import Role, User
+from app.security.login_sessions import close_every_login
 from app.security.passwords import hash_password, password_problem, verify_password
 
 USERNAME = re.compile(r"[a-z0-9][a-z0-9_.-]{2,31}")
@@ -54,6 +55,7 @@ def set_password(session: Session, *, user: User, password: str) -> None:
     user.password_hash = hash_password(password)
     session.add(user)
     session.commit()
+    close_every_login(session, user=user)  # a new password logs every browser out
 
 
 def authenticate(session: Session, *, username: str, password: str) -> User | None:

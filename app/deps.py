@@ -13,6 +13,7 @@ from app.broker import AttemptEventBroker
 from app.config import Settings
 from app.models import Attempt, Cohort, Role, Submission, User
 from app.runner.dispatcher import AttemptRunner
+from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
 from drills.base import Drill
 from drills.registry import UnknownDrill, get_drill
@@ -67,8 +68,8 @@ SigningKeyDep = Annotated[Ed25519PrivateKey, Depends(get_signing_key)]
 
 
 def optional_user(request: Request, session: SessionDep) -> User | None:
-    user_id = request.session.get("uid")
-    user = session.get(User, user_id) if isinstance(user_id, int) else None
+    token = request.session.get("login")
+    user = user_of(session, token) if isinstance(token, str) else None
     request.state.user = user  # for templates (the nav bar)
     return user
 

@@ -1,6 +1,13 @@
 """SQLModel tables, by topic. Import from here: `from app.models import Attempt`."""
 
-from app.models.accounts import LOCAL_LEARNER_ID, Cohort, CohortMembership, Role, User
+from app.models.accounts import (
+    LOCAL_LEARNER_ID,
+    Cohort,
+    CohortMembership,
+    LoginSession,
+    Role,
+    User,
+)
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
 from app.models.replays import Replay, ReplayVerdict
 from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
@@ -15,6 +22,7 @@ __all__ = [
     "CohortMembership",
     "Decision",
     "Explanation",
+    "LoginSession",
     "MetricPoint",
     "Replay",
     "ReplayVerdict",

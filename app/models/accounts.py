@@ -52,3 +52,15 @@ class CohortMembership(SQLModel, table=True):
     cohort_id: int = Field(foreign_key="cohort.id", index=True, ondelete="CASCADE")
     learner_id: int = Field(foreign_key="user.id", index=True)
     joined_at: datetime = Field(default_factory=utcnow)
+
+
+class LoginSession(SQLModel, table=True):
+    """A logged-in browser. The cookie holds a random token; only its hash is stored, and logging
+    out deletes the row, so a copied cookie stops working at logout."""
+
+    __tablename__ = "login_session"
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64, unique=True, index=True)
+    user_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")
+    created_at: datetime = Field(default_factory=utcnow)

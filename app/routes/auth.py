@@ -6,11 +6,13 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlmodel import Session
 
 from app.accounts import AccountError, authenticate, create_user
 from app.deps import OptionalUserDep, SessionDep, ThrottleDep
 from app.forms import FormDep
 from app.models import Role, User
+from app.security.login_sessions import close_login, open_login
 from app.templating import templates
 
 router = APIRouter(tags=["auth"], include_in_schema=False)
@@ -24,11 +26,11 @@ def safe_next(target: str | None) -> str:
     return "/" if parts.scheme or parts.netloc else target
 
 
-def start_session(request: Request, user: User) -> None:
-    # A new session at login: whatever the cookie held before (a planted id, an old CSRF token)
-    # is gone.
+def start_session(request: Request, session: Session, user: User) -> None:
+    # A new session at login: whatever the cookie held before (a planted token, an old CSRF
+    # token) is gone.
     request.session.clear()
-    request.session["uid"] = user.id
+    request.session["login"] = open_login(session, user=user)
     request.session["csrf"] = secrets.token_urlsafe(32)
 
 
@@ -57,7 +59,7 @@ def register(request: Request, fields: FormDep, session: SessionDep) -> Response
     except AccountError as error:
         errors = {error.field: error.message}
         return render(request, "pages/register.html", {"form": fields, "errors": errors}, 422)
-    start_session(request, user)
+    start_session(request, session, user)
     return RedirectResponse("/progress", status_code=303)
 
 
@@ -85,11 +87,14 @@ def login(
         error = "Wrong username or password."
         return render(request, "pages/login.html", context | {"error": error}, 401)
     throttle.succeeded(username)
-    start_session(request, user)
+    start_session(request, session, user)
     return RedirectResponse(target, status_code=303)
 
 
 @router.post("/logout")
-def logout(request: Request) -> RedirectResponse:
+def logout(request: Request, session: SessionDep) -> RedirectResponse:
+    token = request.session.get("login")
+    if isinstance(token, str):
+        close_login(session, token)
     request.session.clear()
     return RedirectResponse("/", status_code=303)

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from sqlmodel import Session, select
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.accounts import set_password
 from app.config import ROOT, Settings
 from app.main import create_app
 from app.migrate import upgrade
@@ -134,6 +135,27 @@ def test_logout_clears_the_session(anonymous: TestClient) -> None:
         follow_redirects=False,
     )
     assert again.status_code == 403
+    assert anonymous.get("/api/session").status_code == 401
+
+
+def test_a_cookie_copied_before_logout_is_dead_after_it(anonymous: TestClient) -> None:
+    add_user(engine_of(anonymous), "learner-a")
+    assert post_login(anonymous, "learner-a", PASSWORD).status_code == 303
+    thief = TestClient(anonymous.app)
+    thief.cookies.update(anonymous.cookies)
+    assert thief.get("/api/session").status_code == 200  # a stolen cookie works... until
+    token = anonymous.get("/api/session").json()["csrf_token"]
+    anonymous.post("/logout", headers={"X-CSRF-Token": token}, follow_redirects=False)
+    assert thief.get("/api/session").status_code == 401  # ...the owner logs out
+
+
+def test_a_new_password_logs_every_browser_out(anonymous: TestClient) -> None:
+    user = add_user(engine_of(anonymous), "learner-a")
+    assert post_login(anonymous, "learner-a", PASSWORD).status_code == 303
+    with Session(engine_of(anonymous)) as session:
+        account = session.get(User, user)
+        assert account is not None
+        set_password(session, user=account, password="a brand new passphrase")
     assert anonymous.get("/api/session").status_code == 401
 
 

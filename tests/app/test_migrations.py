@@ -22,6 +22,7 @@ TABLES = {
     "submission",
     "review",
     "replay",
+    "login_session",
 }
 
 

@@ -1,0 +1,37 @@
+"""Server-side login sessions: the signed cookie carries a random token, the database keeps only
+its hash. Logging out (or a password change) deletes the row, so a copied cookie dies with it."""
+
+import hashlib
+import secrets
+
+from sqlmodel import Session, col, delete, select
+
+from app.models import LoginSession, User
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def open_login(session: Session, *, user: User) -> str:
+    token = secrets.token_urlsafe(32)
+    session.add(LoginSession(token_hash=_hash(token), user_id=user.saved_id))
+    session.commit()
+    return token
+
+
+def user_of(session: Session, token: str) -> User | None:
+    login = session.exec(
+        select(LoginSession).where(LoginSession.token_hash == _hash(token))
+    ).first()
+    return session.get(User, login.user_id) if login else None
+
+
+def close_login(session: Session, token: str) -> None:
+    session.exec(delete(LoginSession).where(col(LoginSession.token_hash) == _hash(token)))
+    session.commit()
+
+
+def close_every_login(session: Session, *, user: User) -> None:
+    session.exec(delete(LoginSession).where(col(LoginSession.user_id) == user.saved_id))
+    session.commit()
