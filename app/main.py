@@ -37,6 +37,8 @@ from app.security.throttle import LoginThrottle
 
 logger = logging.getLogger(__name__)
 
+MAX_REQUEST_BYTES = 24 * 1024 * 1024
+
 RESTART_REASON = (
     "The server restarted while this attempt was queued or running; its run was lost. Run it again."
 )
@@ -76,6 +78,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         # Every state-changing request, on every route, must carry the session's CSRF token.
         dependencies=[Depends(require_csrf)],
+        # No request body may exceed this, checked while it streams in (before the CSRF check
+        # parses a form): the largest legitimate one is a portfolio upload of up to 20 MB.
+        max_body_size=MAX_REQUEST_BYTES,
     )
     app.state.settings = settings
     app.state.engine = engine

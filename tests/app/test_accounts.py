@@ -335,3 +335,14 @@ def test_set_password_lets_the_local_learner_log_in_and_see_its_old_attempts(
         history = browser.get(f"/drills/{DRILL}/history").text
         assert f'href="/attempts/{attempt_id}"' in history
         assert browser.get(f"/attempts/{attempt_id}").status_code == 200
+
+
+def test_an_oversized_body_is_refused_while_it_streams(anonymous: TestClient) -> None:
+    def chunks() -> Any:
+        for _ in range(30):
+            yield b"x" * (1024 * 1024)
+
+    response = anonymous.post(
+        "/login", content=chunks(), headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert response.status_code == 413
