@@ -132,3 +132,11 @@ def test_user_text_is_escaped(client: TestClient) -> None:
     page = client.get(f"/attempts/{attempt_id}").text
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert" in page
+
+
+def test_a_visitor_is_told_how_to_start(anonymous: TestClient) -> None:
+    page = anonymous.get("/").text
+    assert 'id="start-here"' in page and 'href="/register"' in page
+    drill = anonymous.get("/drills/overfit-one-batch", follow_redirects=False)
+    assert drill.status_code == 303
+    assert drill.headers["location"] == "/login?next=/drills/overfit-one-batch"
