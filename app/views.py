@@ -12,14 +12,10 @@ from drills.catalogue import describe
 from drills.registry import get_drill
 
 
-def attempt_context(
-    session: Session, attempt: Attempt, viewer: User | None = None
-) -> dict[str, Any]:
-    assert attempt.id is not None
-    drill = describe(get_drill(attempt.drill_slug))
-    hypotheses = {item["key"]: item["text"] for item in drill["hypotheses"]}
-    signature = attempt.signature or {}
-    observations = [
+def observation_rows(drill: dict[str, Any], signature: dict[str, Any]) -> list[dict[str, Any]]:
+    """The drill's observations that this run reported: label, observed value, and the
+    theoretical expectation where the drill names one."""
+    return [
         {
             "label": item["label"],
             "value": signature.get(item["key"]),
@@ -28,6 +24,15 @@ def attempt_context(
         for item in drill["observations"]
         if item["key"] in signature
     ]
+
+
+def attempt_context(
+    session: Session, attempt: Attempt, viewer: User | None = None
+) -> dict[str, Any]:
+    assert attempt.id is not None
+    drill = describe(get_drill(attempt.drill_slug))
+    hypotheses = {item["key"]: item["text"] for item in drill["hypotheses"]}
+    observations = observation_rows(drill, attempt.signature or {})
     return {
         "attempt": attempt,
         "drill": drill,

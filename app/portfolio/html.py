@@ -13,6 +13,7 @@ from app.portfolio.records import LearnerRecords, Records
 from app.portfolio.statements import attempt_id, review_id, submission_id
 from app.progress import progress_grid
 from app.templating import templates
+from app.views import observation_rows
 from drills.catalogue import describe
 from drills.registry import all_drills
 
@@ -78,24 +79,16 @@ def _attempt(
 ) -> dict[str, Any]:
     assert attempt.id is not None
     hypotheses = {item["key"]: item["text"] for item in drill["hypotheses"]}
-    signature = attempt.signature or {}
     series = records.series.get(attempt.id, {})
     return {
         "attempt": attempt,
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
         "observed_text": hypotheses.get(attempt.observed_hypothesis or ""),
-        "observations": [
-            {
-                "label": item["label"],
-                "value": signature.get(item["key"]),
-                "reference": signature.get(item["reference"]) if item["reference"] else None,
-            }
-            for item in drill["observations"]
-            if item["key"] in signature
-        ],
+        "observations": observation_rows(drill, attempt.signature or {}),
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
         "tables": (attempt.diagnostics or {}).get("tables", []),
         "explanation": records.explanations.get(attempt.id),
+        "replays": records.replays.get(attempt.id, []),
         "charts": [(chart, chart_svg(chart, series)) for chart in drill["charts"]],
         "roles": roles.get(attempt.id, []),
         "statement_id": attempt_id(attempt.id),

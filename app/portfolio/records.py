@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, Explanation, MetricPoint, Review, Submission, User
+from app.models import Attempt, Explanation, MetricPoint, Replay, Review, Submission, User
 
 Series = dict[str, list[list[Any]]]
 
@@ -29,6 +29,7 @@ class Records:
     series: dict[int, Series]  # by attempt id, each in the order the drill reported it
     reviews: dict[int, list[Review]]  # by submission id, oldest first
     explanations: dict[int, Explanation]  # the latest one, by attempt id
+    replays: dict[int, list[Replay]]  # by attempt id, oldest first
     people: dict[int, User]  # reviewers (and the learners themselves), by id
 
     def person(self, user_id: int) -> User | None:
@@ -64,6 +65,7 @@ def load_records(session: Session, learners: list[User]) -> Records:
         series=_series(session, ids),
         reviews=dict(reviews),
         explanations=_latest_explanations(session, ids),
+        replays=_replays(session, ids),
         people=people,
     )
 
@@ -92,3 +94,15 @@ def _latest_explanations(session: Session, learner_ids: list[int]) -> dict[int, 
     ):
         latest[explanation.attempt_id] = explanation  # ascending ids: the newest wins
     return latest
+
+
+def _replays(session: Session, learner_ids: list[int]) -> dict[int, list[Replay]]:
+    replays: dict[int, list[Replay]] = defaultdict(list)
+    for replay in session.exec(
+        select(Replay)
+        .join(Attempt, col(Attempt.id) == col(Replay.attempt_id))
+        .where(col(Attempt.learner_id).in_(learner_ids))
+        .order_by(col(Replay.id))
+    ):
+        replays[replay.attempt_id].append(replay)
+    return dict(replays)

@@ -8,7 +8,7 @@ has the same id in every export.
 from datetime import UTC, datetime
 from typing import Any
 
-from app.models import RUBRIC, Attempt, AttemptStatus, Review, Submission, User
+from app.models import RUBRIC, Attempt, AttemptStatus, Replay, Review, Submission, User
 from app.portfolio.canonical import sha256_hex
 from app.portfolio.records import Records, Series
 from drills.digest import json_safe
@@ -44,7 +44,14 @@ def statements_for(records: Records) -> list[dict[str, Any]]:
     for learner_records in records.learners:
         learner = learner_records.learner
         out += [
-            digested(_attempt(attempt, learner, records.series.get(attempt.id or 0, {})))
+            digested(
+                _attempt(
+                    attempt,
+                    learner,
+                    records.series.get(attempt.id or 0, {}),
+                    records.replays.get(attempt.id or 0, []),
+                )
+            )
             for attempt in learner_records.attempts
         ]
         for submission in learner_records.submissions:
@@ -95,7 +102,23 @@ def drill_activity(slug: str, version: str | None = None) -> dict[str, Any]:
     return {"objectType": "Activity", "id": f"urn:drillbook:drill:{slug}", "definition": definition}
 
 
-def _attempt(attempt: Attempt, learner: User | None, series: Series) -> dict[str, Any]:
+def _replay(replay: Replay) -> dict[str, Any]:
+    """A replay of the attempt's stored command, as checked on the server."""
+    return {
+        "requested": timestamp(replay.created_at),
+        "status": replay.status,
+        "verdict": replay.verdict,
+        "digest": replay.digest,
+        "max_relative_difference": replay.max_relative_difference,
+        "first_difference": replay.first_difference,
+        "environment": replay.environment,
+        "error": replay.error,
+    }
+
+
+def _attempt(
+    attempt: Attempt, learner: User | None, series: Series, replays: list[Replay]
+) -> dict[str, Any]:
     assert attempt.id is not None
     return {
         "id": attempt_id(attempt.id),
@@ -120,6 +143,7 @@ def _attempt(attempt: Attempt, learner: User | None, series: Series) -> dict[str
             "diagnostics": attempt.diagnostics,
             "metrics": series,
             "compute_s": attempt.compute_s,
+            "replays": [_replay(replay) for replay in replays],
         },
         "context": {
             "command": attempt.command,

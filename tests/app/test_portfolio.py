@@ -189,3 +189,33 @@ def test_real_runs_export_with_their_metrics_digest_and_a_drawn_chart_each(
     charts = len(get_drill(DRILL).charts)
     assert html.count("<svg") == 2 * charts
     assert html.count('<path class="trace"') >= 2 * charts
+
+
+def test_replays_travel_with_their_attempt(anonymous: TestClient) -> None:
+    from sqlmodel import Session
+
+    from app.models import Replay, ReplayVerdict, Role
+    from tests.app.factories import add_attempt, add_user, signed_in
+
+    engine = engine_of(anonymous)
+    teacher = add_user(engine, "teacher", Role.instructor)
+    learner = add_user(engine, "learner-r")
+    attempt = add_attempt(engine, learner, fixed=True)
+    with Session(engine) as session:
+        session.add(
+            Replay(
+                attempt_id=attempt,
+                requested_by=teacher,
+                status="finished",
+                verdict=ReplayVerdict.within_tolerance,
+                digest="f" * 64,
+                max_relative_difference=3e-7,
+            )
+        )
+        session.commit()
+    client = signed_in(anonymous.app, "learner-r")  # type: ignore[arg-type]
+    (statement,) = client.get("/portfolio/export.json").json()["statements"]
+    (replay,) = statement["result"]["replays"]
+    assert replay["verdict"] == "within_tolerance" and replay["digest"] == "f" * 64
+    page = client.get("/portfolio/export.html").text
+    assert "within tolerance" in page and "Replays of the stored command" in page
