@@ -1,15 +1,17 @@
 """Operator commands: `python -m app serve | migrate | create-admin USER | set-password USER |
-verify-export FILE.json`."""
+verify-export FILE.json | backup DIR`."""
 
 import argparse
 import getpass
 import logging
 import sys
+from pathlib import Path
 
 import uvicorn
 from sqlmodel import Session
 
 from app.accounts import AccountError, create_user, find_user, set_password
+from app.backup import back_up
 from app.config import Settings
 from app.db import make_engine
 from app.migrate import upgrade
@@ -48,6 +50,10 @@ def main() -> None:
         "2 unreadable",
     )
     verify.add_argument("file", help="the export's .json file")
+    backup = commands.add_parser(
+        "backup", help="copy the database (safe while serving) and the signing key into DIR"
+    )
+    backup.add_argument("directory", type=Path)
     args = parser.parse_args()
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -56,6 +62,10 @@ def main() -> None:
         sys.exit(verify_export(args.file, data_dir=settings.data_dir))
     if args.command == "migrate":
         upgrade(settings.database_url)
+        return
+    if args.command == "backup":
+        for written in back_up(settings, args.directory):
+            print(f"wrote {written}")
         return
     if args.command == "serve":
         from app.main import create_app
