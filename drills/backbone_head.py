@@ -4,6 +4,7 @@ parameters learn (break-the-graph, optimizer-membership)."""
 from __future__ import annotations
 
 import hashlib
+import math
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -75,3 +76,15 @@ def describe_inputs(data: Data, classes: int) -> dict[str, Any]:
             for i in range(3)
         ],
     }
+
+
+def snapshot(model: nn.Module, part: str) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in model.get_submodule(part).parameters()]
+
+
+def step_size(model: nn.Module, part: str, before: list[torch.Tensor]) -> float:
+    """How far one optimizer step moved a part: the L2 norm of its weight change."""
+    now = model.get_submodule(part).parameters()
+    return math.sqrt(
+        sum(float((p.detach() - b).pow(2).sum()) for p, b in zip(now, before, strict=True))
+    )

@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from drills.backbone_head import (
     BackboneAndHead,
@@ -20,6 +19,8 @@ from drills.backbone_head import (
     Data,
     describe_inputs,
     make_data,
+    snapshot,
+    step_size,
 )
 from drills.base import DrillError, DrillOutcome, Reporter, SignatureValue
 from drills.curves import tail_mean
@@ -189,18 +190,6 @@ def build_signature(
         "chance_loss": math.log(config.classes),
     }
     return signature
-
-
-def snapshot(model: nn.Module, part: str) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in model.get_submodule(part).parameters()]
-
-
-def step_size(model: nn.Module, part: str, before: list[torch.Tensor]) -> float:
-    """How far one optimizer step moved a part: the L2 norm of its weight change."""
-    now = model.get_submodule(part).parameters()
-    return math.sqrt(
-        sum(float((p.detach() - b).pow(2).sum()) for p, b in zip(now, before, strict=True))
-    )
 
 
 def grad_fn_name(tensor: torch.Tensor) -> str | None:

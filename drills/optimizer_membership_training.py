@@ -20,6 +20,8 @@ from drills.backbone_head import (
     BackboneHeadConfig,
     describe_inputs,
     make_data,
+    snapshot,
+    step_size,
 )
 from drills.base import DrillOutcome, Reporter, SignatureValue
 from drills.curves import tail_mean
@@ -126,18 +128,6 @@ def build_signature(
             f"{part}_update_norm": math.sqrt(sum(row["update_norm"] ** 2 for row in part_rows)),
         }
     return signature
-
-
-def snapshot(model: nn.Module, part: str) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in model.get_submodule(part).parameters()]
-
-
-def step_size(model: nn.Module, part: str, before: list[torch.Tensor]) -> float:
-    """How far one optimizer step moved a part: the L2 norm of its weight change."""
-    now = model.get_submodule(part).parameters()
-    return math.sqrt(
-        sum(float((p.detach() - b).pow(2).sum()) for p, b in zip(now, before, strict=True))
-    )
 
 
 def optimizer_table(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
