@@ -28,7 +28,7 @@ class Settings(BaseSettings):
     # Dask's nanny kills a worker process above this (a backstop for a single huge allocation).
     worker_memory_limit: str = "4GiB"
     max_text_length: int = 2000
-    # Signs session cookies. Required in prod; dev and test keep a generated one in var/.
+    # Signs session cookies. Required in prod; dev and test keep a generated one in data_dir.
     secret_key: str | None = None
     login_max_failures: int = Field(default=5, ge=1)
     login_window_s: float = Field(default=300.0, gt=0)

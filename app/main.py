@@ -96,7 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         secret_key=session_secret(
             settings.secret_key,
             environment=settings.environment,
-            fallback_file=ROOT / "var" / "session-secret",
+            fallback_file=settings.data_dir / "session-secret",
         ),
         session_cookie="drillbook_session",
         same_site="lax",
