@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, Cohort, CohortMembership, Submission, User
+from app.models import Attempt, Cohort, CohortMembership, Review, Submission, User
 from drills.registry import all_drills
 
 
@@ -83,3 +83,14 @@ def cohort_csv(session: Session, *, cohort: Cohort) -> str:
 
 def _inert(cell: str) -> str:
     return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+
+
+def latest_feedback(session: Session, *, learner_id: int) -> dict[str, tuple[Submission, Review]]:
+    """drill slug -> the learner's newest reviewed submission of it and that review."""
+    rows = session.exec(
+        select(Submission, Review)
+        .join(Review, col(Review.submission_id) == col(Submission.id))
+        .where(Submission.learner_id == learner_id)
+        .order_by(col(Submission.version), col(Review.id))
+    ).all()
+    return {submission.drill_slug: (submission, review) for submission, review in rows}

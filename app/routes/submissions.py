@@ -11,7 +11,7 @@ from app.access import can_review_work_of
 from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
 from app.forms import FormDep
 from app.models import RUBRIC, Attempt, Cohort, CohortMembership, Submission, User
-from app.progress import progress_grid
+from app.progress import latest_feedback, progress_grid
 from app.templating import templates
 from app.views import attempt_context, drill_page_context, submission_versions
 from drills.catalogue import describe
@@ -93,6 +93,7 @@ def progress_page(request: Request, session: SessionDep, user: CurrentUser) -> H
     context = {
         "drills": [describe(drill) for drill in all_drills()],
         "statuses": progress_grid(session, learner_ids=[user.id])[user.id],
+        "feedback": latest_feedback(session, learner_id=user.id),
         "cohorts": cohorts,
         "join_error": None,
     }

@@ -147,6 +147,8 @@ def test_review_cycle_keeps_history(classroom: Any) -> None:
     twice = instructor.post(f"{first}/reviews", data={**RUBRIC_ALL, "decision": "accepted"})
     assert twice.status_code == 422 and "already been reviewed" in twice.text
 
+    progress_page = learner.get("/progress").text
+    assert "changes requested · rubric 6/8 · “Tie it to your project.”" in progress_page
     drill_page = learner.get("/drills/overfit-one-batch").text
     assert "Changes requested" in drill_page and "Tie it to your project." in drill_page
     assert "rubric 6/8" in drill_page
@@ -168,6 +170,8 @@ def test_review_cycle_keeps_history(classroom: Any) -> None:
     assert statuses == {1: "changes_requested", 2: "accepted"}
     progress = learner.get("/progress").text
     assert 'data-drill="overfit-one-batch">accepted<' in progress
+    # The newest reviewed version's decision is shown beside the status, linking to it.
+    assert f'<a href="{second}">v2</a>' in progress and "accepted · rubric 8/8" in progress
 
 
 def test_queue_is_oldest_first_and_filters(classroom: Any) -> None:
