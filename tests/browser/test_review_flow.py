@@ -117,6 +117,9 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
 
     learner.goto(f"{base}/progress")
     expect(learner.locator('[data-drill="overfit-one-batch"]')).to_have_text("accepted")
+    expect(learner.locator('[data-feedback="overfit-one-batch"]')).to_contain_text(
+        "Clear and honest."
+    )
     learner.goto(f"{base}/drills/overfit-one-batch")
     expect(learner.locator("#version-2")).to_contain_text("accepted")
     expect(learner.locator("#version-1")).to_contain_text("Say why it settles at ln 4.")
