@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,40 +84,32 @@ class AttemptRunner:
 
     # -- dispatch --------------------------------------------------------------------------
     def submit(self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int) -> None:
-        if self.client is None:
-            raise RuntimeError("the runner is not started")
-        future = self.client.submit(
-            execute_attempt,
-            attempt_id,
-            self._topic,
-            drill,
-            knobs,
-            seed,
-            self._settings.time_limit_s,
-            self._settings.memory_limit_mb,
-            key=f"attempt-{attempt_id}-{uuid.uuid4().hex[:8]}",
-            pure=False,
+        future = self._submit(
+            f"attempt-{attempt_id}", execute_attempt, attempt_id, self._topic, drill, knobs, seed
         )
         with self._lock:
             self._in_flight[attempt_id] = InFlight(attempt_id, future)
         future.add_done_callback(lambda done: self._on_done(attempt_id, done))
 
+    def _submit(self, name: str, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        """One job on the cluster, with this server's limits as its last two arguments. The
+        key is unique, so a restarted server never collides with a stale job of the same id."""
+        if self.client is None:
+            raise RuntimeError("the runner is not started")
+        return self.client.submit(
+            function,
+            *args,
+            self._settings.time_limit_s,
+            self._settings.memory_limit_mb,
+            key=f"{name}-{uuid.uuid4().hex[:8]}",
+            pure=False,
+        )
+
     def submit_replay(
         self, *, replay_id: int, drill: str, knobs: dict[str, Any], seed: int
     ) -> None:
         """Run a stored command again. Replays stream nothing: only the record is compared."""
-        if self.client is None:
-            raise RuntimeError("the runner is not started")
-        future = self.client.submit(
-            execute_replay,
-            drill,
-            knobs,
-            seed,
-            self._settings.time_limit_s,
-            self._settings.memory_limit_mb,
-            key=f"replay-{replay_id}-{uuid.uuid4().hex[:8]}",
-            pure=False,
-        )
+        future = self._submit(f"replay-{replay_id}", execute_replay, drill, knobs, seed)
         with self._lock:
             self._replays_in_flight[replay_id] = future
         future.add_done_callback(lambda done: self._on_replay_done(replay_id, done))
