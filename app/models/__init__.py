@@ -11,6 +11,7 @@ from app.models.accounts import (
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
 from app.models.replays import Replay, ReplayVerdict
 from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
+from app.models.throttle import LoginFailure
 from app.models.time import utcnow
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "CohortMembership",
     "Decision",
     "Explanation",
+    "LoginFailure",
     "LoginSession",
     "MetricPoint",
     "Replay",

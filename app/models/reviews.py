@@ -56,6 +56,10 @@ class Submission(SQLModel, table=True):
 
 
 class Review(SQLModel, table=True):
+    # One decision per submitted version: a second one (a double click, two tabs) is refused by
+    # the database itself, not only by the status check before it.
+    __table_args__ = (UniqueConstraint("submission_id", name="uq_review_submission"),)
+
     id: int | None = Field(default=None, primary_key=True)
     submission_id: int = Field(foreign_key="submission.id", index=True, ondelete="CASCADE")
     instructor_id: int = Field(foreign_key="user.id")

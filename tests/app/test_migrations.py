@@ -23,6 +23,7 @@ TABLES = {
     "review",
     "replay",
     "login_session",
+    "login_failure",
 }
 
 
