@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app.models import Attempt, AttemptStatus
+from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.dispatcher import AttemptRunner
 from drills.base import Drill
 from drills.command import replay_command
@@ -98,6 +98,7 @@ def start_attempt(
     except Exception as error:  # the record stays, with the reason it never ran
         attempt.status = AttemptStatus.failed
         attempt.error = f"Could not dispatch the run to a worker: {error}"
+        attempt.finished_at = utcnow()
         session.add(attempt)
         session.commit()
     return attempt

@@ -15,8 +15,14 @@ class Settings(BaseSettings):
     environment: Literal["dev", "test", "prod"] = "dev"
     # SQLite file under the git-ignored var/ by default; PostgreSQL later through the same URL.
     database_url: str = f"sqlite:///{ROOT / 'var' / 'drillbook.sqlite3'}"
-    # None starts an embedded Dask LocalCluster; "tcp://host:8786" uses an external scheduler.
+    # None starts an embedded Dask LocalCluster; "tls://host:8786" uses an external scheduler.
     scheduler_address: str | None = None
+    # Certificates for a tls:// external scheduler (mutual TLS): the CA that signed the cluster's
+    # certificates, and this web server's client certificate and key. The embedded cluster makes
+    # its own and needs none of these.
+    tls_ca_file: Path | None = None
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
     workers: int = Field(default=2, ge=1, le=64)
     # Hard limits for one run. The drill checks both cooperatively; the watchdog restarts a worker
     # that overshoots the time limit by more than the grace period.
@@ -25,6 +31,14 @@ class Settings(BaseSettings):
     watchdog_grace_s: float = Field(default=5.0, ge=0)
     # An attempt no worker has started by then fails (e.g. an external cluster with no workers).
     queue_timeout_s: float = Field(default=600.0, gt=0)
+    # When the pool has had no worker at all for this long, new attempts fail at once with that
+    # reason instead of waiting out the queue timeout (and queued ones end too).
+    no_worker_grace_s: float = Field(default=30.0, gt=0)
+    # Database connections per web process. Requests hold one while they run (the live streams
+    # do not: they read in short sessions), so the pool is sized to the request thread pool (40).
+    db_pool_size: int = Field(default=20, ge=1)
+    db_max_overflow: int = Field(default=30, ge=0)
+    db_pool_timeout_s: float = Field(default=30.0, gt=0)
     # Dask's nanny kills a worker process above this (a backstop for a single huge allocation).
     worker_memory_limit: str = "4GiB"
     max_text_length: int = 2000

@@ -1,16 +1,24 @@
-"""Engine factory with the SQLite pragmas this app relies on, and the request session dependency."""
+"""Engine factory with the SQLite pragmas this app relies on."""
 
-from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import Engine, event
-from sqlmodel import Session, create_engine
+from sqlmodel import create_engine
 
 
-def make_engine(database_url: str) -> Engine:
+def make_engine(
+    database_url: str, *, pool_size: int = 5, max_overflow: int = 10, pool_timeout_s: float = 30
+) -> Engine:
+    pool: dict[str, Any] = {
+        "pool_size": pool_size,
+        "max_overflow": max_overflow,
+        "pool_timeout": pool_timeout_s,
+    }
     if not database_url.startswith("sqlite"):
-        return create_engine(database_url, pool_pre_ping=True)
-    engine = create_engine(database_url, connect_args={"check_same_thread": False})
+        return create_engine(database_url, pool_pre_ping=True, **pool)
+    if database_url in ("sqlite://", "sqlite:///:memory:"):
+        pool = {}  # one shared in-memory connection: there is no pool to size
+    engine = create_engine(database_url, connect_args={"check_same_thread": False}, **pool)
 
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -23,8 +31,3 @@ def make_engine(database_url: str) -> Engine:
         cursor.close()
 
     return engine
-
-
-def session_scope(engine: Engine) -> Iterator[Session]:
-    with Session(engine) as session:
-        yield session

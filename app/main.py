@@ -46,9 +46,17 @@ RESTART_REASON = (
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    engine = make_engine(settings.database_url)
+    engine = make_engine(
+        settings.database_url,
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_max_overflow,
+        pool_timeout_s=settings.db_pool_timeout_s,
+    )
+    # The writer thread gets a connection of its own: however busy the request handlers are,
+    # storing run results never waits for the shared pool.
+    writer_engine = make_engine(settings.database_url, pool_size=1, max_overflow=1)
     broker = AttemptEventBroker()
-    writer = EvidenceWriter(engine, broker)
+    writer = EvidenceWriter(writer_engine, broker)
     runner = AttemptRunner(settings, writer)
 
     @asynccontextmanager
@@ -67,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await run_in_threadpool(runner.stop)
             writer.stop()
+            writer_engine.dispose()
             engine.dispose()
 
     app = FastAPI(
@@ -86,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.broker = broker
     app.state.runner = runner
+    app.state.writer = writer
     # Generated on first start, kept in the data directory (never the database): signs exports.
     app.state.signing_key = load_or_create_key(settings.data_dir)
     app.state.login_throttle = LoginThrottle(

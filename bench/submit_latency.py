@@ -12,15 +12,13 @@ Only talks to the URL given (meant for 127.0.0.1). Not a test: numbers go to the
 """
 
 import argparse
-import http.cookiejar
 import json
-import re
 import statistics
 import threading
 import time
-import urllib.parse
-import urllib.request
 from typing import Any
+
+from bench.learner import Session, follow
 
 BODY = {
     "drill": "overfit-one-batch",
@@ -30,56 +28,24 @@ BODY = {
 }
 
 
-class Session:
-    """A logged-in browser-like session: cookie jar plus the CSRF token for POSTs."""
-
-    def __init__(self, url: str, username: str, password: str) -> None:
-        self.url = url
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
-        )
-        with self.opener.open(f"{url}/login", timeout=30) as page:
-            token = re.search(r'name="csrf_token" value="([^"]+)"', page.read().decode())
-        assert token is not None, "no CSRF token on the login page"
-        form = {"username": username, "password": password, "csrf_token": token.group(1)}
-        self.opener.open(f"{url}/login", urllib.parse.urlencode(form).encode(), timeout=30)
-        with self.opener.open(f"{url}/api/session", timeout=30) as response:
-            self.csrf_token = json.load(response)["csrf_token"]
-
-    def open(self, path: str, body: dict[str, Any] | None = None, timeout: float = 30) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", "X-CSRF-Token": self.csrf_token}
-        request = urllib.request.Request(self.url + path, data=data, headers=headers)
-        return self.opener.open(request, timeout=timeout)
-
-
 def post_attempt(session: Session, seed: int) -> dict[str, Any]:
     with session.open("/api/attempts", BODY | {"seed": seed}) as response:
         created: dict[str, Any] = json.load(response)
         return created
 
 
-def follow(session: Session, events_path: str) -> tuple[float | None, float]:
+def follow_times(session: Session, events_path: str) -> tuple[float | None, float]:
     """Return (time of the first points event, time of done), both time.perf_counter()."""
-    first_point = None
-    with session.open(events_path, timeout=120) as stream:
-        event = ""
-        for raw in stream:
-            line = raw.decode().strip()
-            if line.startswith("event:"):
-                event = line.split(":", 1)[1].strip()
-            elif line.startswith("data:"):
-                if event == "points" and first_point is None:
-                    first_point = time.perf_counter()
-                if event == "done":
-                    return first_point, time.perf_counter()
-    raise RuntimeError("stream ended without a done event")
+    log = follow(session, events_path, timeout=120)
+    if log.done_at is None:
+        raise RuntimeError("stream ended without a done event")
+    return log.first_point_at, log.done_at
 
 
 def one_run(session: Session, seed: int) -> dict[str, float]:
     started = time.perf_counter()
     created = post_attempt(session, seed)
-    first_point, done = follow(session, created["urls"]["events"])
+    first_point, done = follow_times(session, created["urls"]["events"])
     with session.open(created["urls"]["self"]) as response:
         attempt = json.load(response)
     if attempt["status"] != "succeeded":
@@ -141,7 +107,7 @@ def main() -> None:
     parser.add_argument("--submitters", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args()
-    session = Session(args.url, args.username, args.password)
+    session = Session.logged_in(args.url, args.username, args.password)
     latency(session, args.runs)
     print(f"throughput, {args.seconds:g} s per setting:")
     for submitters in args.submitters:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import torch
+
+# When this process finished warming up (time.time()), or None while it is cold.
+warmed_at: float | None = None
 
 
 def warm_up() -> None:
+    global warmed_at
     torch.set_num_threads(1)
     model = torch.nn.Linear(4, 2)
     # The first optimizer built in a process lazily imports torch._dynamo (~1.5 s); one real
@@ -15,3 +21,4 @@ def warm_up() -> None:
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
+    warmed_at = time.time()

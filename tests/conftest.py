@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from distributed import LocalCluster
+from distributed import LocalCluster, Security
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session
@@ -30,15 +30,53 @@ def database_url(tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[LocalCluster]:
+def cluster_credentials(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Throw-away TLS credentials, written to files the way an operator's certificates are, so
+    the test apps reach the shared cluster as they would an external tls:// scheduler."""
+    security = Security.temporary()
+    folder = tmp_path_factory.mktemp("tls")
+    files = {
+        "tls_ca_file": security.tls_ca_file,
+        "tls_cert_file": security.tls_client_cert,
+        "tls_key_file": security.tls_client_key,
+    }
+    paths = {}
+    for name, pem in files.items():
+        path = folder / f"{name}.pem"
+        path.write_text(pem)
+        paths[name] = path
+    return paths
+
+
+@pytest.fixture(scope="session")
+def cluster(cluster_credentials: dict[str, Path]) -> Iterator[LocalCluster]:
     """Two real worker processes, shared by every test that runs drills (starting one is ~5 s)."""
-    with local_cluster(workers=2, memory_limit="4GiB") as running:
+    security = cluster_security(cluster_credentials)
+    with local_cluster(workers=2, memory_limit="4GiB", security=security) as running:
         yield running
+
+
+def cluster_security(credentials: dict[str, Path]) -> Security:
+    """The scheduler's and workers' side of the test credentials (one self-signed pair)."""
+    cert, key = str(credentials["tls_cert_file"]), str(credentials["tls_key_file"])
+    return Security(
+        tls_ca_file=str(credentials["tls_ca_file"]),
+        tls_client_cert=cert,
+        tls_client_key=key,
+        tls_scheduler_cert=cert,
+        tls_scheduler_key=key,
+        tls_worker_cert=cert,
+        tls_worker_key=key,
+        require_encryption=True,
+    )
 
 
 @pytest.fixture
 def make_settings(
-    database_url: str, cluster: LocalCluster, tmp_path: Path
+    database_url: str,
+    cluster: LocalCluster,
+    cluster_credentials: dict[str, Path],
+    tmp_path: Path,
 ) -> Callable[..., Settings]:
     def build(**overrides: Any) -> Settings:
         values: dict[str, Any] = {
@@ -47,6 +85,7 @@ def make_settings(
             # The export signing key of each test's app, kept out of the repository's var/.
             "data_dir": tmp_path / "data",
             "scheduler_address": cluster.scheduler_address,
+            **cluster_credentials,
             "secret_key": "test-only-session-key",
         }
         return Settings(**(values | overrides))

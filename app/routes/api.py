@@ -114,8 +114,12 @@ def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
 
 @router.get("/attempts/{attempt_id}/events")
 def stream_attempt(
-    attempt: AttemptDep, engine: EngineDep, broker: BrokerDep
+    attempt: AttemptDep, session: SessionDep, engine: EngineDep, broker: BrokerDep
 ) -> EventSourceResponse:
     """Server-sent events: `status`, `points` ({"points": [[metric, step, value], ...]}), `done`."""
     assert attempt.id is not None
+    # The request's session (used above to check who may read this) would otherwise keep its
+    # pooled connection for as long as the stream stays open: a class watching its runs would
+    # hold the whole pool. The stream reads in short sessions of its own.
+    session.close()
     return EventSourceResponse(attempt_events(engine, broker, attempt.id), ping=15)

@@ -23,6 +23,11 @@ from app.runner.writer import Ended, EvidenceWriter, Finished, Points, ReplayDon
 
 logger = logging.getLogger(__name__)
 
+
+class NoWorkers(RuntimeError):
+    """The pool has had no worker for longer than the grace period: a run would only wait."""
+
+
 WORKER_LOST = (
     "The worker process running this attempt died before it finished (killed, crashed or out of "
     "memory). The pool replaced it; run again to retry."
@@ -52,11 +57,16 @@ class AttemptRunner:
         self._watchdog = threading.Thread(target=self._watch, name="attempt-watchdog", daemon=True)
         self.client: Client | None = None
         self._cluster: LocalCluster | None = None
+        # Workers the scheduler knows, as last counted by the watchdog, and since when (monotonic)
+        # there has been none: a new run is refused at once when the pool has stayed empty.
+        self._live_workers = 0
+        self._empty_since: float | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         self.client, self._cluster = connect(self._settings)
         self.client.subscribe_topic(self._topic, self._on_progress)
+        self._count_workers()
         self._watchdog.start()
 
     def stop(self) -> None:
@@ -84,6 +94,7 @@ class AttemptRunner:
 
     # -- dispatch --------------------------------------------------------------------------
     def submit(self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int) -> None:
+        self._require_workers()
         future = self._submit(
             f"attempt-{attempt_id}", execute_attempt, attempt_id, self._topic, drill, knobs, seed
         )
@@ -109,6 +120,7 @@ class AttemptRunner:
         self, *, replay_id: int, drill: str, knobs: dict[str, Any], seed: int
     ) -> None:
         """Run a stored command again. Replays stream nothing: only the record is compared."""
+        self._require_workers()
         future = self._submit(f"replay-{replay_id}", execute_replay, drill, knobs, seed)
         with self._lock:
             self._replays_in_flight[replay_id] = future
@@ -125,10 +137,47 @@ class AttemptRunner:
         reason = WORKER_LOST if isinstance(error, KilledWorker) else f"{future.status}: {error}"
         self._writer.put(ReplayDone(replay_id, None, reason))
 
-    def worker_of(self, attempt_id: int) -> str | None:
-        with self._lock:
-            item = self._in_flight.get(attempt_id)
-            return item.worker if item else None
+    # -- the pool --------------------------------------------------------------------------
+    def _count_workers(self) -> None:
+        assert self.client is not None
+        try:
+            self._live_workers = len(self.client.nthreads())
+        except Exception:  # the scheduler itself is unreachable: no worker can take a run
+            logger.exception("could not count the workers")
+            self._live_workers = 0
+        if self._live_workers:
+            self._empty_since = None
+        elif self._empty_since is None:
+            self._empty_since = time.monotonic()
+
+    def _no_worker_for(self) -> float:
+        """Seconds the pool has been without any worker (0 while it has one)."""
+        since = self._empty_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def _require_workers(self) -> None:
+        grace = self._settings.no_worker_grace_s
+        if self._no_worker_for() > grace:
+            where = self._settings.scheduler_address or "the embedded cluster"
+            raise NoWorkers(
+                f"no worker has been available for over {grace:g} s ({where} has 0 of "
+                f"{self._settings.workers if self._cluster else 'any'} workers running)"
+            )
+
+    def _keep_pool_full(self) -> None:
+        """LocalCluster closes a nanny whose worker stayed away past its lost-worker timeout and
+        never starts another; asking for the configured size again brings the pool back."""
+        cluster = self._cluster
+        if cluster is None or self._stopping.is_set():
+            return
+        wanted = self._settings.workers
+        if len(cluster.workers) < wanted:
+            logger.warning(
+                "worker pool down to %d of %d nannies; starting replacements",
+                len(cluster.workers),
+                wanted,
+            )
+            cluster.scale(wanted)
 
     # -- callbacks (Dask threads) ----------------------------------------------------------
     def _on_progress(self, event: tuple[float, dict[str, Any]]) -> None:
@@ -172,6 +221,12 @@ class AttemptRunner:
         hard_limit = self._settings.time_limit_s + self._settings.watchdog_grace_s
         queue_limit = self._settings.queue_timeout_s
         while not self._stopping.wait(0.5):
+            try:
+                self._count_workers()
+                self._keep_pool_full()
+            except Exception:  # the watchdog must keep watching whatever the pool does
+                logger.exception("could not check the worker pool")
+            pool_gone = self._no_worker_for() > self._settings.no_worker_grace_s
             now = time.monotonic()
             with self._lock:
                 overdue = [
@@ -186,21 +241,21 @@ class AttemptRunner:
                     for item in self._in_flight.values()
                     if not item.ended
                     and item.started_at is None
-                    and now - item.submitted_at > queue_limit
+                    and (now - item.submitted_at > queue_limit or pool_gone)
                 ]
                 for item in overdue + unstarted:
                     item.ended = True
             for item in overdue:
                 self._stop_overdue(item)
             for item in unstarted:
-                self._writer.put(
-                    Ended(
-                        item.attempt_id,
-                        AttemptStatus.failed,
-                        f"No worker started this run within {queue_limit:g} s; is the cluster "
-                        "running any workers?",
-                    )
+                reason = (
+                    f"No worker has been available for over {self._settings.no_worker_grace_s:g}"
+                    " s, so nothing could run this attempt; is the cluster running any workers?"
+                    if pool_gone
+                    else f"No worker started this run within {queue_limit:g} s; the pool was busy"
+                    " the whole time."
                 )
+                self._writer.put(Ended(item.attempt_id, AttemptStatus.failed, reason))
                 item.future.cancel()
 
     def _stop_overdue(self, item: InFlight) -> None:

@@ -7,10 +7,13 @@ writer of run results and keeps slow disk writes off Dask's event loop.
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlmodel import Session
 
 from app import evidence, replays
@@ -58,12 +61,30 @@ class ReplayDone:
 
 Message = Started | Points | Finished | Ended | ReplayDone
 
+# Errors that say "not now" (a locked or unreachable database, an exhausted pool): the message is
+# tried again, with growing pauses, until it is stored. Anything else is a fault of the message
+# itself, and its attempt is ended `failed` with the reason, loudly.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
+RETRY_PAUSES_S = (0.05, 0.2, 0.5, 1.0, 2.0, 5.0)
+
+STORE_FAILED = "The server could not store this run's results ({error}); run it again."
+
 
 class EvidenceWriter:
-    def __init__(self, engine: Engine, broker: AttemptEventBroker) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        broker: AttemptEventBroker,
+        *,
+        pause: Callable[[float], object] | None = None,
+    ) -> None:
+        # A connection pool of its own (see app.main), so busy request handlers never make the
+        # only writer of run results wait for a connection.
         self._engine = engine
         self._broker = broker
         self._queue: queue.Queue[Message | None] = queue.Queue()
+        self._stopping = threading.Event()
+        self._pause = pause or self._stopping.wait
         self._thread = threading.Thread(target=self._loop, name="evidence-writer", daemon=True)
 
     def start(self) -> None:
@@ -73,16 +94,55 @@ class EvidenceWriter:
         self._queue.put(message)
 
     def stop(self) -> None:
-        """Write everything already queued, then end the thread."""
+        """Write everything already queued, then end the thread. A message still failing to
+        store after 30 s is left to the start-up reaper, which ends its attempt `failed`."""
         self._queue.put(None)
         self._thread.join(timeout=30)
+        self._stopping.set()
 
     def _loop(self) -> None:
         while (message := self._queue.get()) is not None:
+            self._store(message)
+
+    def _store(self, message: Message) -> None:
+        """Store one message: retried while the database says "not now", never dropped."""
+        tries = 0
+        while True:
             try:
                 self._apply(message)
-            except Exception:  # one bad message must not stop the writer
-                logger.exception("could not store %r", message)
+                return
+            except TRANSIENT_ERRORS as error:
+                if self._stopping.is_set():
+                    logger.error("server stopping: could not store %s: %s", _name(message), error)
+                    return
+                pause = RETRY_PAUSES_S[min(tries, len(RETRY_PAUSES_S) - 1)]
+                tries += 1
+                logger.warning(
+                    "could not store %s (try %d, again in %.2f s): %s",
+                    _name(message),
+                    tries,
+                    pause,
+                    error,
+                )
+                self._pause(pause)
+            except Exception as error:
+                logger.exception("could not store %s; ending it failed", _name(message))
+                self._end_failed(message, error)
+                return
+
+    def _end_failed(self, message: Message, error: Exception) -> None:
+        """The message itself cannot be stored: end its attempt (or replay) with the reason, so
+        nothing is left `running` and the learner's page says what happened."""
+        reason = STORE_FAILED.format(error=f"{type(error).__name__}: {error}"[:500])
+        fallback: Message = (
+            ReplayDone(message.replay_id, None, reason)
+            if isinstance(message, ReplayDone)
+            else Ended(message.attempt_id, AttemptStatus.failed, reason)
+        )
+        try:
+            self._apply(fallback)
+        except Exception:
+            logger.critical("could not even end %s as failed", _name(message), exc_info=True)
 
     def _apply(self, message: Message) -> None:
         if isinstance(message, ReplayDone):
@@ -128,3 +188,10 @@ class EvidenceWriter:
                 ):
                     return AttemptEvent(attempt_id, "done", {"status": attempt.status})
         return None
+
+
+def _name(message: Message) -> str:
+    """Names a message in logs without its (possibly long) contents."""
+    if isinstance(message, ReplayDone):
+        return f"ReplayDone(replay {message.replay_id})"
+    return f"{type(message).__name__}(attempt {message.attempt_id})"

@@ -57,7 +57,7 @@ def test_a_created_attempt_runs_in_a_worker_and_stores_its_evidence(client: Test
     assert attempt["observed_hypothesis"] != "fits" and attempt["prediction_matched"] is False
     assert attempt["environment"]["threads"] == 1
     assert {row["name"] for row in attempt["diagnostics"]["parameters"]}
-    assert attempt["worker"].startswith("tcp://127.0.0.1:")
+    assert attempt["worker"].startswith("tls://127.0.0.1:")
     assert attempt["started_at"] and attempt["finished_at"] and attempt["compute_s"] > 0
 
 

@@ -5,6 +5,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -15,7 +16,14 @@ from app.config import Settings
 from app.main import create_app
 from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus
 from app.runner.cluster import local_cluster
-from tests.conftest import PREDICTION, log_in, make_user, wait_for_status, wait_until_final
+from tests.conftest import (
+    PREDICTION,
+    cluster_security,
+    log_in,
+    make_user,
+    wait_for_status,
+    wait_until_final,
+)
 
 LONG_RUN = {"steps": 2000, "examples": 8}
 
@@ -111,17 +119,38 @@ def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url:
     assert attempt["status"] == "succeeded", attempt["error"]
 
 
-def test_an_attempt_no_worker_starts_fails_after_the_queue_timeout(database_url: str) -> None:
-    # An external scheduler with no workers at all: nothing will ever pick the run up.
-    with local_cluster(workers=0, memory_limit="1GiB") as empty:
+def test_with_no_worker_in_the_pool_a_new_attempt_fails_at_once(
+    database_url: str, cluster_credentials: dict[str, Path]
+) -> None:
+    # An external scheduler with no workers at all: nothing would ever pick the run up.
+    security = cluster_security(cluster_credentials)
+    with local_cluster(workers=0, memory_limit="1GiB", security=security) as empty:
         settings = Settings(
             environment="test",
             database_url=database_url,
             secret_key="test-only-key",
             scheduler_address=empty.scheduler_address,
-            queue_timeout_s=1.0,
+            no_worker_grace_s=0.2,
+            **cluster_credentials,
         )
         with logged_in(create_app(settings)) as client:
+            time.sleep(1.0)  # the watchdog counts workers every 0.5 s
+            posted_at = time.monotonic()
             attempt = wait_until_final(client, start(client, steps=20), timeout=20)
+            waited = time.monotonic() - posted_at
     assert attempt["status"] == "failed"
-    assert "No worker started this run within 1 s" in attempt["error"]
+    assert "no worker has been available" in attempt["error"]
+    assert waited < 5  # not the queue timeout (600 s)
+
+
+def test_an_attempt_the_busy_pool_never_starts_fails_after_the_queue_timeout(
+    make_settings: Callable[..., Settings],
+) -> None:
+    with logged_in(create_app(make_settings(queue_timeout_s=0.5))) as client:
+        busy = [start(client, **LONG_RUN) for _ in range(2)]
+        waiting = start(client, steps=20)
+        attempt = wait_until_final(client, waiting, timeout=30)
+        for attempt_id in busy:
+            wait_until_final(client, attempt_id)
+    assert attempt["status"] == "failed"
+    assert "No worker started this run within 0.5 s" in attempt["error"]

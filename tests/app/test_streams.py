@@ -1,0 +1,77 @@
+"""Live event streams under a class: open streams hold no database connection while they wait,
+so the rest of the site keeps answering however many learners watch their runs."""
+
+import threading
+import time
+from collections.abc import Callable
+
+from sqlmodel import Session as DbSession
+
+from app.config import Settings
+from app.main import create_app
+from app.models import Attempt, AttemptStatus
+from app.runner.writer import Ended, Points
+from bench.learner import Session, StreamLog, follow
+from tests.conftest import PASSWORD, make_user
+from tests.live import serving
+
+STREAMS = 8  # four times what the pool below can hand out
+
+
+def running_attempt(app_engine: object, learner_id: int) -> int:
+    """An attempt the database says is running; no worker has it, so its stream stays open
+    until the test ends it."""
+    with DbSession(app_engine) as session:  # type: ignore[arg-type]
+        attempt = Attempt(
+            learner_id=learner_id,
+            drill_slug="overfit-one-batch",
+            drill_version="1",
+            hypothesis="fits",
+            prediction_text="zero",
+            knobs={},
+            seed=0,
+            command="python -m drills run overfit-one-batch --seed 0",
+            status=AttemptStatus.running,
+        )
+        session.add(attempt)
+        session.commit()
+        assert attempt.id is not None
+        return attempt.id
+
+
+def test_open_streams_hold_no_connection_and_pages_keep_answering(
+    make_settings: Callable[..., Settings],
+) -> None:
+    # A pool of two connections that gives up after 2 s: a stream keeping its request's
+    # connection would starve the third request.
+    app = create_app(make_settings(db_pool_size=2, db_max_overflow=0, db_pool_timeout_s=2))
+    with serving(app) as url:
+        learner = make_user(app.state.engine, "learner-a")
+        attempt_id = running_attempt(app.state.engine, learner.saved_id)
+        browser = Session.logged_in(url, "learner-a", PASSWORD)
+        logs = [StreamLog() for _ in range(STREAMS)]
+
+        def watch(index: int) -> None:
+            logs[index] = follow(browser, f"/api/attempts/{attempt_id}/events", timeout=30)
+
+        watchers = [threading.Thread(target=watch, args=(i,)) for i in range(STREAMS)]
+        for watcher in watchers:
+            watcher.start()
+        time.sleep(1.0)  # every stream is open and waiting
+
+        for path in ("/", f"/attempts/{attempt_id}", f"/api/attempts/{attempt_id}"):
+            started = time.monotonic()
+            with browser.open(path) as response:
+                assert response.status == 200
+            # Well under the pool timeout: the request did not wait for a connection.
+            assert time.monotonic() - started < 1.5, path
+
+        writer = app.state.writer
+        writer.put(Points(attempt_id, [("loss", 0, 1.0), ("loss", 1, 0.5)]))
+        writer.put(Ended(attempt_id, AttemptStatus.failed, "ended by the test"))
+        for watcher in watchers:
+            watcher.join(timeout=20)
+
+    for log in logs:
+        assert log.done_at is not None, log.events
+        assert log.points == [("loss", 0), ("loss", 1)]

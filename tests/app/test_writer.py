@@ -1,0 +1,95 @@
+"""The evidence writer never drops a message: a database that says "not now" is tried again until
+it takes the write; a message that can never be stored ends its attempt `failed`, saying why."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session
+
+from app import evidence
+from app.broker import AttemptEventBroker
+from app.db import make_engine
+from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus
+from app.runner.writer import EvidenceWriter, Finished, Points, Started
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+def queued_attempt(engine: Engine) -> int:
+    with Session(engine) as session:
+        attempt = Attempt(
+            learner_id=LOCAL_LEARNER_ID,
+            drill_slug="overfit-one-batch",
+            drill_version="1",
+            hypothesis="fits",
+            prediction_text="zero",
+            knobs={},
+            seed=0,
+            command="python -m drills run overfit-one-batch --seed 0",
+        )
+        session.add(attempt)
+        session.commit()
+        assert attempt.id is not None
+        return attempt.id
+
+
+def run_writer(engine: Engine, *messages: Any) -> list[float]:
+    """Feed the messages to a real writer thread and wait until it has handled them all."""
+    pauses: list[float] = []
+    writer = EvidenceWriter(engine, AttemptEventBroker(), pause=pauses.append)
+    writer.start()
+    for message in messages:
+        writer.put(message)
+    writer.stop()
+    return pauses
+
+
+def test_a_locked_database_is_retried_until_the_points_are_stored(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attempt_id = queued_attempt(engine)
+    real_add_points = evidence.add_points
+    refusals = iter([True, True, True])
+
+    def add_points_after_three_refusals(session: Session, **kwargs: Any) -> None:
+        if next(refusals, False):
+            raise OperationalError("INSERT", {}, Exception("database is locked"))
+        real_add_points(session, **kwargs)
+
+    monkeypatch.setattr(evidence, "add_points", add_points_after_three_refusals)
+    pauses = run_writer(
+        engine,
+        Started(attempt_id, "tls://127.0.0.1:1"),
+        Points(attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0)]),
+    )
+    assert len(pauses) == 3 and pauses == sorted(pauses)  # growing pauses between tries
+    with Session(engine) as session:
+        series = evidence.metric_series(session, attempt_id=attempt_id)
+        attempt = session.get(Attempt, attempt_id)
+        assert attempt is not None and attempt.status == AttemptStatus.running
+    assert series == {"loss": [[0, 2.0], [1, 1.0]]}
+
+
+def test_a_record_that_cannot_be_stored_ends_the_attempt_failed_with_the_reason(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    attempt_id = queued_attempt(engine)
+    broken_record = {"status": "ok", "metrics": {"loss": [["not a step", 1.0]]}}
+    run_writer(
+        engine, Started(attempt_id, "tls://127.0.0.1:1"), Finished(attempt_id, broken_record)
+    )
+    with Session(engine) as session:
+        attempt = session.get(Attempt, attempt_id)
+        assert attempt is not None
+        assert attempt.status == AttemptStatus.failed
+        assert attempt.error is not None and "could not store" in attempt.error
+        assert attempt.finished_at is not None
+    assert any(record.levelname == "ERROR" for record in caplog.records)
