@@ -70,7 +70,16 @@ def main() -> None:
     if args.command == "serve":
         from app.main import create_app
 
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        uvicorn.run(
+            create_app(settings),
+            host=args.host,
+            port=args.port,
+            log_level="info",
+            # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; only from set proxies here
+            # (the login throttle counts failures per client address).
+            proxy_headers=settings.forwarded_allow_ips is not None,
+            forwarded_allow_ips=settings.forwarded_allow_ips,
+        )
         return
 
     engine = make_engine(settings.database_url)

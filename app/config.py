@@ -44,8 +44,15 @@ class Settings(BaseSettings):
     max_text_length: int = 2000
     # Signs session cookies. Required in prod; dev and test keep a generated one in data_dir.
     secret_key: str | None = None
+    # Failed logins (app/security/throttle.py). Per name: locks the name for the addresses that
+    # failed on it. Per client address: locks that address for every name (a spray over names).
     login_max_failures: int = Field(default=5, ge=1)
     login_window_s: float = Field(default=300.0, gt=0)
+    login_client_max_failures: int = Field(default=20, ge=1)
+    login_client_window_s: float = Field(default=300.0, gt=0)
+    # Reverse proxies whose X-Forwarded-For names the client (uvicorn's forwarded_allow_ips, e.g.
+    # "127.0.0.1"). Unset: the header is ignored and the client is the peer of the connection.
+    forwarded_allow_ips: str | None = None
     # Files the server keeps outside the database: the portfolio signing key lives here.
     data_dir: Path = ROOT / "var"
 

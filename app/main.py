@@ -32,8 +32,9 @@ from app.routes import (
 from app.runner.dispatcher import AttemptRunner
 from app.runner.writer import EvidenceWriter
 from app.security.csrf import require_csrf
+from app.security.headers import SecurityHeaders
 from app.security.secret import session_secret
-from app.security.throttle import LoginThrottle
+from app.security.throttle import Limit, LoginThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Generated on first start, kept in the data directory (never the database): signs exports.
     app.state.signing_key = load_or_create_key(settings.data_dir)
     app.state.login_throttle = LoginThrottle(
-        max_failures=settings.login_max_failures, window_s=settings.login_window_s
+        per_name=Limit(settings.login_max_failures, settings.login_window_s),
+        per_client=Limit(settings.login_client_max_failures, settings.login_client_window_s),
     )
     app.add_middleware(
         SessionMiddleware,
@@ -113,6 +115,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         https_only=settings.secure_cookies,
         max_age=14 * 24 * 3600,
     )
+    # Added last, so outermost: every response passing the session layer gets the headers.
+    app.add_middleware(SecurityHeaders)
     app.add_exception_handler(LoginRequired, _login_required)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     for module in (auth, pages, attempts, submissions, reviews, cohorts, portfolio, admin, api):

@@ -15,8 +15,9 @@ class LoginFailure(SQLModel, table=True):
     __table_args__ = (Index("ix_login_failure_scope_key_at", "scope", "key_hash", "failed_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    # "name" (the username tried) or "client" (the address the request came from).
+    # "name" (the username tried), "client" (the address the request came from) or "pair" (that
+    # name from that address); see app/security/throttle.py.
     scope: str = Field(max_length=8)
-    # sha256 hex of the lower-cased name or the client address.
+    # sha256 hex of the lower-cased name, the client address, or both.
     key_hash: str = Field(max_length=64)
     failed_at: datetime = Field(default_factory=utcnow, index=True)

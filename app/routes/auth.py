@@ -72,21 +72,22 @@ def login_page(request: Request, user: OptionalUserDep, next: str = "/") -> Resp
 def login(
     request: Request, fields: FormDep, session: SessionDep, throttle: ThrottleDep
 ) -> Response:
+    # The form already refused a username longer than a username can be (app/forms.py).
     username = fields.get("username", "").strip().lower()
+    host = request.client.host if request.client else None
     target = safe_next(fields.get("next"))
     context = {"next": target, "username": username}
-    wait = throttle.retry_after(username)
-    if wait is not None:
-        message = f"Too many failed logins for this account. Try again in {int(wait) + 1} s."
-        response = render(request, "pages/login.html", context | {"error": message}, 429)
-        response.headers["Retry-After"] = str(int(wait) + 1)
+    refusal = throttle.refusal(session, username=username, host=host)
+    if refusal is not None:
+        response = render(request, "pages/login.html", context | {"error": refusal.message}, 429)
+        response.headers["Retry-After"] = str(refusal.retry_after_s)
         return response
     user = authenticate(session, username=username, password=fields.get("password", ""))
     if user is None:
-        throttle.failed(username)
+        throttle.failed(session, username=username, host=host)
         error = "Wrong username or password."
         return render(request, "pages/login.html", context | {"error": error}, 401)
-    throttle.succeeded(username)
+    throttle.succeeded(session, username=username, host=host)
     start_session(request, session, user)
     return RedirectResponse(target, status_code=303)
 

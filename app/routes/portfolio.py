@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import UploadFile
 
 from app.deps import CohortDep, CurrentUser, OptionalUserDep, SessionDep, SigningKeyDep
+from app.forms import close_form, read_form
 from app.models import utcnow
 from app.portfolio.bundle import cohort_basename, learner_basename
 from app.portfolio.export import Kind, PortfolioExport, build_export
@@ -21,6 +22,10 @@ router = APIRouter(tags=["portfolio"], include_in_schema=False)
 # every learner. Past this, parsing would only cost memory: the CLI checks exports of any size.
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 TOO_LARGE = "That file is larger than 20 MB: check it with `python -m app verify-export` instead."
+EXPORT_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
 MEDIA_TYPES = {
     "html": "text/html; charset=utf-8",
     "json": "application/json",
@@ -38,6 +43,9 @@ def download(export: PortfolioExport, kind: Kind) -> Response:
         headers={
             "Content-Disposition": f'attachment; filename="{filename}"',
             "X-Content-Type-Options": "nosniff",
+            # Stricter than the app's own (app/security/headers.py keeps it): the export's inline
+            # styles and data: images only, no script, no fetch; as its <meta> policy says.
+            "Content-Security-Policy": EXPORT_POLICY,
         },
     )
 
@@ -101,14 +109,14 @@ async def verify_upload(
         return await _check_upload(request, key.public_key())
     finally:
         # The CSRF check may already have parsed (and spooled) the upload: release it now.
-        await request.close()
+        await close_form(request)
 
 
 async def _check_upload(request: Request, server_key: Ed25519PublicKey) -> HTMLResponse:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES + 64 * 1024:
         return _verify_outcome(request, error=TOO_LARGE, status=413)
-    upload = (await request.form()).get("file")
+    upload = (await read_form(request)).get("file")
     if not isinstance(upload, UploadFile):
         return _verify_outcome(request, error="Choose the export's .json file.", status=422)
     data = await upload.read(MAX_UPLOAD_BYTES + 1)

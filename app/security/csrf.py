@@ -9,6 +9,8 @@ import secrets
 
 from fastapi import HTTPException, Request
 
+from app.forms import close_form, read_form
+
 HEADER = "X-CSRF-Token"
 FIELD = "csrf_token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -31,9 +33,9 @@ async def require_csrf(request: Request) -> None:
     if sent is None and request.headers.get("content-type", "").startswith(
         ("application/x-www-form-urlencoded", "multipart/form-data")
     ):
-        field = (await request.form()).get(FIELD)
+        field = (await read_form(request)).get(FIELD)
         sent = field if isinstance(field, str) else None
     if not isinstance(expected, str) or sent is None or not secrets.compare_digest(sent, expected):
         # A refused multipart upload was parsed (and maybe spooled to disk) above: release it.
-        await request.close()
+        await close_form(request)
         raise HTTPException(status_code=403, detail="Missing or wrong CSRF token. Reload the page.")

@@ -1,65 +1,200 @@
-"""Login throttling: too many failed logins for one username within a window get 429."""
+"""Login throttling, kept in the database: per client address and per username.
 
-import threading
-import time
-from collections import defaultdict, deque
+Every failed login stores three small rows in `login_failure` (see app/models/throttle.py), each
+with only a sha256 hash, never the raw value:
+
+- `client`: the address the request came from (an IPv6 address counts by its /64, which one
+  machine usually holds whole);
+- `name`: the lower-cased username tried (cut to the longest a username can be);
+- `pair`: that name tried from that address.
+
+Two independent limits, each a number of failures within a sliding window (app/config.py):
+
+1. **Per client** (`login_client_max_failures` per `login_client_window_s`): an address that has
+   failed that often gets 429 for every name. A spray over many names from one address is stopped
+   here; the per-name limit never sees it.
+2. **Per name** (`login_max_failures` per `login_window_s`): once a name has failed that often, from
+   any addresses, it is locked **only for the addresses that took part in those failures** (that
+   have a `pair` row in the window). An address that has not failed on this name, such as the
+   real learner's own, may still try it: the right password logs in, a wrong one makes that
+   address a participant, locked like the others. So an attacker cannot lock a learner out by
+   failing on their name, and a distributed guesser gets one guess per fresh address.
+
+A successful login deletes that name's `pair` rows of that address only: the learner's own typos
+no longer make their address a participant in a later lock. It keeps the `name` rows (the
+attacker's failures still count towards the name's lock) and the `client` rows (logging in to an
+account one owns must not reset the count of an address spraying other names).
+
+Rows older than the longest window are deleted on every write, at most PRUNE_BATCH at a time, so
+the table holds about the failures of one window whatever is posted, and no request does unbounded
+work. The counts live in the database: a restart does not wipe them, and several web processes on
+one database share them. The check and the later write are not one transaction: requests racing
+in parallel can each pass the check before any of their failures is stored, so a burst can
+overshoot a limit by the number of requests served at once (once).
+"""
+
+import hashlib
+import ipaddress
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from sqlmodel import Session, col, delete, select
+
+from app.models import LoginFailure, utcnow
+
+# Usernames are at most 64 characters (app/models/accounts.py); nothing longer is hashed.
+MAX_NAME_CHARS = 64
+# Expired rows deleted per failed login: enough to keep up with any rate of failures.
+PRUNE_BATCH = 200
+
+Scope = Literal["name", "client", "pair"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    max_failures: int
+    window_s: float
+
+    @property
+    def window(self) -> timedelta:
+        return timedelta(seconds=self.window_s)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a login is not even tried, and for how many whole seconds more."""
+
+    limit: Literal["name", "client"]
+    retry_after_s: int
+
+    @property
+    def message(self) -> str:
+        if self.limit == "client":
+            reason = "Too many failed logins from your network address"
+        else:
+            reason = "Too many failed logins for this account from your network address"
+        return f"{reason}. Try again in {self.retry_after_s} s."
+
+
+def name_key(username: str) -> str:
+    return _hash("name", username.strip().lower()[:MAX_NAME_CHARS])
+
+
+def client_key(host: str | None) -> str:
+    return _hash("client", _client_identity(host))
+
+
+def pair_key(username: str, host: str | None) -> str:
+    name = username.strip().lower()[:MAX_NAME_CHARS]
+    return _hash("pair", f"{name}\n{_client_identity(host)}")
+
+
+def _hash(scope: Scope, value: str) -> str:
+    return hashlib.sha256(f"{scope}:{value}".encode()).hexdigest()
+
+
+def _client_identity(host: str | None) -> str:
+    if not host:
+        return "unknown"
+    host = host[:64]
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host  # not an IP address (e.g. a test client's name): itself
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 class LoginThrottle:
     def __init__(
-        self,
-        *,
-        max_failures: int,
-        window_s: float,
-        clock: Callable[[], float] = time.monotonic,
-        max_tracked: int = 10_000,
+        self, *, per_name: Limit, per_client: Limit, clock: Callable[[], datetime] = utcnow
     ) -> None:
-        self._max_failures = max_failures
-        self._window_s = window_s
+        self.per_name = per_name
+        self.per_client = per_client
         self._clock = clock
-        # Failures are kept per tried username; someone trying many names must not grow this
-        # without bound.
-        self._max_tracked = max_tracked
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
-        self._lock = threading.Lock()
 
-    def _recent(self, key: str) -> deque[float]:
-        failures = self._failures[key]
-        cutoff = self._clock() - self._window_s
-        while failures and failures[0] <= cutoff:
-            failures.popleft()
-        return failures
+    def refusal(self, session: Session, *, username: str, host: str | None) -> Refusal | None:
+        """Why this login must not be tried now, or None if it may."""
+        now = self._clock()
+        wait = self._wait(session, "client", client_key(host), self.per_client, now)
+        if wait is not None:
+            return Refusal("client", wait)
+        wait = self._wait(session, "name", name_key(username), self.per_name, now)
+        if wait is not None and self._took_part(session, username, host, now):
+            return Refusal("name", wait)
+        return None
 
-    def retry_after(self, key: str) -> float | None:
-        """Seconds until another try is allowed, or None if one is allowed now."""
-        with self._lock:
-            failures = self._recent(key.lower())
-            if len(failures) < self._max_failures:
-                return None
-            return max(0.0, failures[0] + self._window_s - self._clock())
+    def failed(self, session: Session, *, username: str, host: str | None) -> None:
+        now = self._clock()
+        self._prune(session, now)
+        for scope, key in (
+            ("client", client_key(host)),
+            ("name", name_key(username)),
+            ("pair", pair_key(username, host)),
+        ):
+            session.add(LoginFailure(scope=scope, key_hash=key, failed_at=now))
+        session.commit()
 
-    def failed(self, key: str) -> None:
-        with self._lock:
-            self._recent(key.lower()).append(self._clock())
-            if len(self._failures) > self._max_tracked:
-                self._forget_oldest()
+    def succeeded(self, session: Session, *, username: str, host: str | None) -> None:
+        session.exec(
+            delete(LoginFailure).where(
+                col(LoginFailure.scope) == "pair",
+                col(LoginFailure.key_hash) == pair_key(username, host),
+            )
+        )
+        session.commit()
 
-    def tracked(self) -> int:
-        with self._lock:
-            return len(self._failures)
+    def _wait(
+        self, session: Session, scope: Scope, key: str, limit: Limit, now: datetime
+    ) -> int | None:
+        """Whole seconds until fewer than max_failures remain in the window, or None if already."""
+        # The max_failures-th newest failure: once it leaves the window, the count is under.
+        oldest_counted = session.exec(
+            select(LoginFailure.failed_at)
+            .where(
+                LoginFailure.scope == scope,
+                LoginFailure.key_hash == key,
+                LoginFailure.failed_at > now - limit.window,
+            )
+            .order_by(col(LoginFailure.failed_at).desc())
+            .offset(limit.max_failures - 1)
+            .limit(1)
+        ).first()
+        if oldest_counted is None:
+            return None
+        remaining = (_aware(oldest_counted) + limit.window - now).total_seconds()
+        return max(1, int(remaining) + (0 if remaining.is_integer() else 1))
 
-    def _forget_oldest(self) -> None:
-        """Drop names whose failures have expired; if still too many, the longest quiet ones."""
-        cutoff = self._clock() - self._window_s
-        for name in [n for n, times in self._failures.items() if not times or times[-1] <= cutoff]:
-            del self._failures[name]
-        excess = len(self._failures) - self._max_tracked
-        if excess > 0:
-            quietest = sorted(self._failures, key=lambda n: self._failures[n][-1])[:excess]
-            for name in quietest:
-                del self._failures[name]
+    def _took_part(self, session: Session, username: str, host: str | None, now: datetime) -> bool:
+        return (
+            session.exec(
+                select(LoginFailure.id).where(
+                    LoginFailure.scope == "pair",
+                    LoginFailure.key_hash == pair_key(username, host),
+                    LoginFailure.failed_at > now - self.per_name.window,
+                )
+            ).first()
+            is not None
+        )
 
-    def succeeded(self, key: str) -> None:
-        with self._lock:
-            self._failures.pop(key.lower(), None)
+    def _prune(self, session: Session, now: datetime) -> None:
+        cutoff = now - max(self.per_name.window, self.per_client.window)
+        expired = (
+            select(LoginFailure.id)
+            .where(LoginFailure.failed_at <= cutoff)
+            .order_by(col(LoginFailure.failed_at))
+            .limit(PRUNE_BATCH)
+        )
+        session.exec(
+            delete(LoginFailure).where(col(LoginFailure.id).in_(expired.scalar_subquery()))
+        )
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite hands back naive datetimes; every stored moment is UTC.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -6,13 +6,14 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 from sqlmodel import Session, select
@@ -22,7 +23,8 @@ from app.accounts import set_password
 from app.config import ROOT, Settings
 from app.main import create_app
 from app.migrate import upgrade
-from app.models import User
+from app.models import LoginFailure, User
+from app.security.throttle import LoginThrottle
 from tests.app.factories import DRILL, add_user, engine_of, page_token, snapshot, visitor
 from tests.conftest import PASSWORD
 
@@ -188,30 +190,126 @@ def test_login_redirects_only_within_the_site(anonymous: TestClient, target: str
 
 
 # -- throttling ----------------------------------------------------------------------------------
+ATTACKER = ("203.0.113.9", 40000)
+LEARNER = ("198.51.100.7", 40000)
+WRONG = "wrong password!"
+
+
+class FrozenClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def with_clock(app: FastAPI, clock: FrozenClock) -> FastAPI:
+    configured: LoginThrottle = app.state.login_throttle
+    app.state.login_throttle = LoginThrottle(
+        per_name=configured.per_name, per_client=configured.per_client, clock=clock
+    )
+    return app
+
+
 def test_logins_are_throttled_after_repeated_failures(
     make_settings: Callable[..., Settings],
 ) -> None:
-    app = create_app(make_settings(login_max_failures=3, login_window_s=1))
-    with TestClient(app) as browser:
+    clock = FrozenClock()
+    app = with_clock(create_app(make_settings(login_max_failures=3, login_window_s=60)), clock)
+    with TestClient(app, client=ATTACKER) as browser:
         add_user(engine_of(browser), "learner-a")
         add_user(engine_of(browser), "learner-b")
         for _ in range(3):
-            assert post_login(browser, "learner-a", "wrong password!").status_code == 401
-        started = time.monotonic()
+            assert post_login(browser, "learner-a", WRONG).status_code == 401
         blocked = post_login(browser, "learner-a", PASSWORD)
         assert blocked.status_code == 429
-        assert "Too many failed logins" in blocked.text
-        assert 1 <= int(blocked.headers["Retry-After"]) <= 2
+        assert "Too many failed logins for this account" in blocked.text
+        assert blocked.headers["Retry-After"] == "60"
         assert browser.get("/api/session").status_code == 401
         # The count is per account, whatever the case of the name typed.
         assert post_login(browser, "LEARNER-A", PASSWORD).status_code == 429
-        other = TestClient(app)
-        assert post_login(other, "learner-b", PASSWORD).status_code == 303
-        other.close()
+        # Other accounts are not locked for this address.
+        assert post_login(browser, "learner-b", PASSWORD).status_code == 303
         # After the window the right password works again.
-        time.sleep(max(0.0, 1.05 - (time.monotonic() - started)))
+        clock.now += timedelta(seconds=60)
         assert post_login(browser, "learner-a", PASSWORD).status_code == 303
         assert browser.get("/api/session").json()["username"] == "learner-a"
+
+
+def test_an_attacker_cannot_lock_the_learner_out(make_settings: Callable[..., Settings]) -> None:
+    app = create_app(make_settings(login_max_failures=3))
+    with TestClient(app, client=ATTACKER) as attacker:
+        add_user(engine_of(attacker), "learner-a")
+        for _ in range(5):
+            post_login(attacker, "learner-a", WRONG)
+        assert post_login(attacker, "learner-a", PASSWORD).status_code == 429
+        # The learner's own machine took no part in the failures: the right password logs in.
+        learner = TestClient(app, client=LEARNER)
+        assert post_login(learner, "learner-a", PASSWORD).status_code == 303
+        assert learner.get("/api/session").json()["username"] == "learner-a"
+        # The attacker's address stays locked out of that account.
+        assert post_login(attacker, "learner-a", PASSWORD).status_code == 429
+        learner.close()
+
+
+def test_a_spray_over_many_names_from_one_address_gets_429(
+    make_settings: Callable[..., Settings],
+) -> None:
+    app = create_app(make_settings(login_client_max_failures=8, login_client_window_s=60))
+    with TestClient(app, client=ATTACKER) as attacker:
+        add_user(engine_of(attacker), "learner-a")
+        for i in range(8):
+            assert post_login(attacker, f"name-{i}", WRONG).status_code == 401
+        blocked = post_login(attacker, "learner-a", PASSWORD)
+        assert blocked.status_code == 429
+        assert "Too many failed logins from your network address" in blocked.text
+        assert 1 <= int(blocked.headers["Retry-After"]) <= 60
+        learner = TestClient(app, client=LEARNER)
+        assert post_login(learner, "learner-a", PASSWORD).status_code == 303
+        learner.close()
+
+
+def test_the_counts_survive_a_restart(make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings(login_max_failures=3)
+    with TestClient(create_app(settings), client=ATTACKER) as before:
+        add_user(engine_of(before), "learner-a")
+        for _ in range(3):
+            assert post_login(before, "learner-a", WRONG).status_code == 401
+    with TestClient(create_app(settings), client=ATTACKER) as after:
+        assert post_login(after, "learner-a", PASSWORD).status_code == 429
+
+
+def test_huge_usernames_are_refused_and_nothing_of_them_is_kept(
+    make_settings: Callable[..., Settings],
+) -> None:
+    app = create_app(make_settings(login_client_max_failures=1000))
+    with TestClient(app, client=ATTACKER) as attacker:
+        token = page_token(attacker)
+        for i in range(100):
+            huge = f"huge{i:03d}-" + "u" * 1_000_000
+            form = {"username": huge, "password": WRONG, "csrf_token": token}
+            refused = attacker.post("/login", data=form)
+            assert refused.status_code == 413
+            assert refused.json()["detail"] == "The field 'username' is longer than 64 characters."
+        # The longest name the form takes is counted by its hash alone.
+        for i in range(100):
+            longest = f"long{i:03d}-" + "n" * 56
+            assert post_login(attacker, longest, WRONG).status_code == 401
+        engine = engine_of(attacker)
+        with Session(engine) as session:
+            rows = session.exec(select(LoginFailure)).all()
+        assert len(rows) == 300  # client, name, and name from that client: 3 per failure
+        assert all(len(row.key_hash) == 64 for row in rows)
+    files = Path(settings_path(app)).parent.glob("drillbook.sqlite3*")
+    stored = b"".join(path.read_bytes() for path in files)
+    for raw in (b"huge0", b"long0", b"uuuuuuuu", b"nnnnnnnn", ATTACKER[0].encode()):
+        assert raw not in stored
+
+
+def settings_path(app: FastAPI) -> Path:
+    path = app.state.settings.sqlite_path
+    assert path is not None
+    return Path(path)
 
 
 # -- registration --------------------------------------------------------------------------------
