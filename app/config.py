@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     # failed on it. Per client address: locks that address for every name (a spray over names).
     login_max_failures: int = Field(default=5, ge=1)
     login_window_s: float = Field(default=300.0, gt=0)
-    login_client_max_failures: int = Field(default=20, ge=1)
+    # Generous: a classroom behind one NAT address shares it, and learners mistype passwords.
+    login_client_max_failures: int = Field(default=60, ge=1)
     login_client_window_s: float = Field(default=300.0, gt=0)
     # Reverse proxies whose X-Forwarded-For names the client (uvicorn's forwarded_allow_ips, e.g.
     # "127.0.0.1"). Unset: the header is ignored and the client is the peer of the connection.

@@ -69,6 +69,10 @@ class Session:
         with self.open(path) as response:
             return json.load(response)
 
+    def post_json(self, path: str, body: dict[str, Any]) -> Any:
+        with self.open(path, body) as response:
+            return json.load(response)
+
 
 @dataclass
 class StreamLog:

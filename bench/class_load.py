@@ -1,0 +1,343 @@
+"""Load test: a class of simulated learners on one Drillbook server.
+
+    python -m bench.class_load --learners 50 --seconds 120
+    python -m bench.class_load --learners 10 --seconds 60 --url http://127.0.0.1:8000 \
+        --database-url sqlite:////path/to/drillbook.sqlite3
+
+Without --url it starts its own server on a free loopback port (`python -m app serve`, the
+embedded default: SQLite in a temporary folder, two local workers) and stops it at the end.
+
+Each learner registers, then until the time is up: opens the catalogue and the drill page, posts a
+run, follows its event stream to `done`, opens the attempt page, and pauses a little (a person
+reads). Printed at the end: runs completed, 4xx/5xx answers, streams that ended without `done`,
+metric points lost or repeated (what each stream delivered against what the database holds), queue
+wait (started - created) and page times. Not a test: the figures go to the README; a smaller run
+in tests/app/test_class_load.py asserts only that nothing failed.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
+
+from bench.learner import Session, StreamLog, follow
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "class-load-password"
+RUN = {"hypothesis": "fits", "prediction": "The loss falls to about zero.", "knobs": {}}
+
+
+@dataclass
+class Report:
+    learners: int
+    seconds: float
+    runs_completed: int = 0
+    status_counts: Counter[int] = field(default_factory=Counter)
+    connection_errors: list[str] = field(default_factory=list)
+    streams_without_done: list[int] = field(default_factory=list)
+    lost_points: int = 0
+    repeated_points: int = 0
+    points_checked: int = 0
+    queue_wait_s: list[float] = field(default_factory=list)
+    page_ms: list[float] = field(default_factory=list)
+    post_ms: list[float] = field(default_factory=list)
+    statuses: Counter[str] = field(default_factory=Counter)
+    streams: dict[int, StreamLog] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def client_errors(self) -> int:
+        return sum(n for code, n in self.status_counts.items() if 400 <= code < 500)
+
+    @property
+    def server_errors(self) -> int:
+        return sum(n for code, n in self.status_counts.items() if code >= 500)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "learners": self.learners,
+            "seconds": self.seconds,
+            "runs_completed": self.runs_completed,
+            "final_statuses": dict(self.statuses),
+            "4xx": self.client_errors,
+            "5xx": self.server_errors,
+            "connection_errors": len(self.connection_errors),
+            "streams_without_done": len(self.streams_without_done),
+            "points_checked": self.points_checked,
+            "lost_points": self.lost_points,
+            "repeated_points": self.repeated_points,
+            "queue_wait_s": percentiles(self.queue_wait_s),
+            "page_ms": percentiles(self.page_ms),
+            "post_ms": percentiles(self.post_ms),
+        }
+
+
+def percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p95": None, "max": None, "n": 0}
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return {
+        "p50": round(statistics.median(ordered), 3),
+        "p95": round(p95, 3),
+        "max": round(ordered[-1], 3),
+        "n": len(ordered),
+    }
+
+
+class Learner:
+    def __init__(self, url: str, index: int, report: Report, drill: str, think_s: float) -> None:
+        self.report = report
+        self.drill = drill
+        self.think_s = think_s
+        self.random = random.Random(index)
+        self.username = f"class-{index:03d}-{os.getpid()}"
+        self.session = Session.registered(url, self.username, PASSWORD)
+
+    def timed(self, into: list[float], call: Callable[[], Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            result = call()
+        except urllib.error.HTTPError as error:
+            with self.report.lock:
+                self.report.status_counts[error.code] += 1
+            error.close()
+            return None
+        except (OSError, urllib.error.URLError) as error:
+            with self.report.lock:
+                self.report.connection_errors.append(f"{type(error).__name__}: {error}")
+            return None
+        with self.report.lock:
+            into.append(1000 * (time.perf_counter() - started))
+            self.report.status_counts[200] += 1
+        return result
+
+    def page(self, path: str) -> None:
+        def read() -> None:
+            with self.session.open(path) as response:
+                response.read()
+
+        self.timed(self.report.page_ms, read)
+
+    def one_run(self, seed: int) -> None:
+        self.page("/")
+        self.page(f"/drills/{self.drill}")
+        created = self.timed(
+            self.report.post_ms,
+            lambda: self.session.post_json(
+                "/api/attempts", {"drill": self.drill, **RUN, "seed": seed}
+            ),
+        )
+        if created is None:
+            return
+        attempt_id = int(created["id"])
+        try:
+            log = follow(self.session, created["urls"]["events"], timeout=600)
+        except (OSError, urllib.error.URLError) as error:
+            log = StreamLog()
+            with self.report.lock:
+                self.report.connection_errors.append(f"stream {attempt_id}: {error}")
+        attempt = self.timed([], lambda: self.session.get_json(created["urls"]["self"]))
+        with self.report.lock:
+            self.report.streams[attempt_id] = log
+            if log.done_at is None:
+                self.report.streams_without_done.append(attempt_id)
+            else:
+                self.report.runs_completed += 1
+            if attempt is not None:
+                self.report.statuses[attempt["status"]] += 1
+                if attempt["started_at"]:
+                    wait = _moment(attempt["started_at"]) - _moment(attempt["created_at"])
+                    self.report.queue_wait_s.append(wait.total_seconds())
+        self.page(f"/attempts/{attempt_id}")
+
+    def work_until(self, deadline: float) -> None:
+        seed = 0
+        while time.monotonic() < deadline:
+            self.one_run(seed)
+            seed += 1
+            time.sleep(self.think_s * self.random.uniform(0.5, 1.5))
+
+
+def _moment(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def check_points(report: Report, database_url: str) -> None:
+    """Every point the database holds for a finished run was streamed exactly once, and the
+    database holds each (metric, step) once."""
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            for attempt_id, log in report.streams.items():
+                if log.done_at is None:
+                    continue
+                rows = connection.execute(
+                    text("SELECT name, step FROM metric_point WHERE attempt_id = :id"),
+                    {"id": attempt_id},
+                ).all()
+                stored = Counter((name, int(step)) for name, step in rows)
+                streamed = Counter(log.points)
+                report.points_checked += sum(stored.values())
+                report.lost_points += sum(1 for point in stored if point not in streamed)
+                report.repeated_points += sum(n - 1 for n in stored.values() if n > 1)
+                report.repeated_points += sum(n - 1 for n in streamed.values() if n > 1)
+    finally:
+        engine.dispose()
+
+
+def run_class(
+    url: str,
+    *,
+    learners: int,
+    seconds: float,
+    database_url: str | None,
+    drill: str = "overfit-one-batch",
+    think_s: float = 2.0,
+) -> Report:
+    report = Report(learners=learners, seconds=seconds)
+    # Registration hashes a password (argon2id, ~150 ms of CPU): done before the clock starts.
+    with _pool(8) as run:
+        class_list = run(
+            lambda i: Learner(url, i, report, drill, think_s), list(range(1, learners + 1))
+        )
+    deadline = time.monotonic() + seconds
+    threads = [
+        threading.Thread(target=learner.work_until, args=(deadline,), name=learner.username)
+        for learner in class_list
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if database_url:
+        check_points(report, database_url)
+    return report
+
+
+@contextmanager
+def _pool(size: int) -> Iterator[Callable[[Callable[[int], Any], list[int]], list[Any]]]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(size) as executor:
+        yield lambda function, items: list(executor.map(function, items))
+
+
+@contextmanager
+def started_server(*, workers: int = 2) -> Iterator[tuple[str, str]]:
+    """`python -m app serve` on a free loopback port with a fresh SQLite database; yields
+    (url, database_url)."""
+    import socket
+
+    with tempfile.TemporaryDirectory(prefix="drillbook-load-") as folder:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        database_url = f"sqlite:///{folder}/drillbook.sqlite3"
+        env = os.environ | {
+            "DRILLBOOK_DATABASE_URL": database_url,
+            "DRILLBOOK_DATA_DIR": folder,
+            "DRILLBOOK_WORKERS": str(workers),
+        }
+        python = sys.executable
+        subprocess.run([python, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True)
+        log = open(Path(folder) / "server.log", "w")  # noqa: SIM115 (closed below)
+        server = subprocess.Popen(
+            [python, "-m", "app", "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_until_up(url, server)
+            yield url, database_url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+            log.close()
+            tail = (Path(folder) / "server.log").read_text().splitlines()[-40:]
+            errors = [line for line in tail if "ERROR" in line or "Traceback" in line]
+            if errors:
+                print("server log errors:", *errors, sep="\n  ", file=sys.stderr)
+
+
+def _wait_until_up(url: str, server: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited with {server.returncode} while starting")
+        try:
+            with urllib.request.urlopen(f"{url}/login", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.25)
+    raise RuntimeError(f"the server at {url} did not answer within {timeout} s")
+
+
+def print_report(report: Report) -> None:
+    summary = report.summary()
+    print(f"{report.learners} learners, {report.seconds:g} s")
+    print(f"  runs completed        {summary['runs_completed']}  {summary['final_statuses']}")
+    print(f"  4xx / 5xx             {summary['4xx']} / {summary['5xx']}")
+    print(f"  connection errors     {summary['connection_errors']}")
+    print(f"  streams without done  {summary['streams_without_done']}")
+    print(
+        f"  points lost/repeated  {summary['lost_points']} / {summary['repeated_points']}"
+        f"  (of {summary['points_checked']} checked against the database)"
+    )
+    for key, unit in (("queue_wait_s", "s"), ("page_ms", "ms"), ("post_ms", "ms")):
+        p = summary[key]
+        print(
+            f"  {key:20s}  p50 {p['p50']} {unit}  p95 {p['p95']} {unit}  max {p['max']}  n={p['n']}"
+        )
+    for error in report.connection_errors[:5]:
+        print(f"  connection error: {error}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.class_load")
+    parser.add_argument("--learners", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=120)
+    parser.add_argument("--think", type=float, default=2.0, help="mean pause between runs (s)")
+    parser.add_argument("--drill", default="overfit-one-batch")
+    parser.add_argument("--url", help="an already running server (default: start one)")
+    parser.add_argument("--database-url", help="that server's database, to check the points")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args()
+    options = {"learners": args.learners, "seconds": args.seconds, "think_s": args.think}
+    if args.url:
+        report = run_class(args.url, database_url=args.database_url, drill=args.drill, **options)
+    else:
+        with started_server() as (url, database_url):
+            report = run_class(url, database_url=database_url, drill=args.drill, **options)
+    if args.json:
+        print(json.dumps(report.summary(), indent=2))
+    else:
+        print_report(report)
+
+
+if __name__ == "__main__":
+    main()
