@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import uvicorn
+from pydantic import ValidationError
 from sqlmodel import Session
 
 from app.accounts import AccountError, create_user, find_user, set_password
@@ -51,13 +52,19 @@ def main() -> None:
     )
     verify.add_argument("file", help="the export's .json file")
     backup = commands.add_parser(
-        "backup", help="copy the database (safe while serving) and the signing key into DIR"
+        "backup",
+        help="copy the database (safe while serving), the signing key and a generated session "
+        "secret into DIR (private files)",
     )
     backup.add_argument("directory", type=Path)
     args = parser.parse_args()
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as error:  # each message names its DRILLBOOK_* variable
+        problems = "\n".join(f"  - {problem['msg']}" for problem in error.errors())
+        sys.exit(f"configuration refused:\n{problems}")
     if args.command == "verify-export":
         sys.exit(verify_export(args.file, data_dir=settings.data_dir))
     if args.command == "migrate":

@@ -2,6 +2,9 @@
 
 Learners see their own work; an instructor sees the work of learners in the cohorts they run; an
 admin sees everything. Anything else is answered exactly like a record that does not exist.
+
+Every check reads the viewer's current role (the user is loaded afresh on every request): an
+instructor an admin makes a learner loses their cohorts at once, though the cohorts still name them.
 """
 
 from sqlmodel import Session, col, select
@@ -10,10 +13,14 @@ from app.models import Cohort, CohortMembership, Role, User
 
 
 def cohort_ids_run_by(session: Session, instructor: User) -> list[int]:
+    if instructor.role != Role.instructor:
+        return []
     return list(session.exec(select(Cohort.id).where(Cohort.instructor_id == instructor.id)).all())  # type: ignore[arg-type]
 
 
 def learners_of(session: Session, instructor: User) -> set[int]:
+    if instructor.role != Role.instructor:
+        return set()  # a demoted instructor's cohorts are no longer theirs to read
     rows = session.exec(
         select(CohortMembership.learner_id)
         .join(Cohort, col(Cohort.id) == col(CohortMembership.cohort_id))
@@ -37,4 +44,6 @@ def can_review_work_of(session: Session, viewer: User, learner_id: int) -> bool:
 
 
 def can_manage_cohort(viewer: User, cohort: Cohort) -> bool:
-    return viewer.role == Role.admin or cohort.instructor_id == viewer.id
+    if viewer.role == Role.admin:
+        return True
+    return viewer.role == Role.instructor and cohort.instructor_id == viewer.id

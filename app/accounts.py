@@ -2,6 +2,7 @@
 
 import re
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from app.models import Role, User
@@ -44,7 +45,11 @@ def create_user(
         password_hash=hash_password(password),
     )
     session.add(user)
-    session.commit()
+    try:
+        session.commit()
+    except IntegrityError:  # the unique username: a simultaneous registration took it first
+        session.rollback()
+        raise AccountError("username", f"the username {username!r} is taken") from None
     session.refresh(user)
     return user
 

@@ -3,10 +3,19 @@
 from pathlib import Path
 from typing import Literal
 
+from dask.utils import parse_bytes
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A warm worker (torch imported, one drill run done) holds about 345-365 MB of resident memory
+# (measured on the 2-core development machine, torch 2.13 CPU). A per-run cap below that ends
+# every run `resource_limit` at its first step; a nanny limit below it kills each worker while it
+# warms up, and every run fails with CommClosedError. 512 MB (MiB, as the limits measure it)
+# leaves room for a drill's own tensors; both settings are refused below it at start-up.
+MIN_WORKER_MEMORY_MB = 512
+MIB = 2**20
 
 
 class Settings(BaseSettings):
@@ -69,6 +78,42 @@ class Settings(BaseSettings):
             # Dask's TCP protocol is unauthenticated: in production it must run over TLS.
             raise ValueError("DRILLBOOK_SCHEDULER_ADDRESS must use tls:// when environment=prod")
         return self
+
+    @model_validator(mode="after")
+    def _refuse_memory_limits_below_a_warm_worker(self) -> "Settings":
+        if self.memory_limit_mb < MIN_WORKER_MEMORY_MB:
+            raise ValueError(
+                f"DRILLBOOK_MEMORY_LIMIT_MB={self.memory_limit_mb:g} is below a warm worker's "
+                f"footprint (about 365 MB): every run would hit it; use at least "
+                f"{MIN_WORKER_MEMORY_MB}"
+            )
+        nanny = self.worker_memory_limit_bytes
+        floor_mb = max(MIN_WORKER_MEMORY_MB, self.memory_limit_mb)
+        if nanny is not None and nanny < floor_mb * MIB:
+            below, effect = (
+                ("DRILLBOOK_MEMORY_LIMIT_MB", "before a run's own limit can stop the run")
+                if self.memory_limit_mb > MIN_WORKER_MEMORY_MB
+                else ("a warm worker's footprint", "while they warm up")
+            )
+            raise ValueError(
+                f"DRILLBOOK_WORKER_MEMORY_LIMIT={self.worker_memory_limit!r} is below {below} "
+                f"({floor_mb:g} MiB): the nanny would kill workers {effect}"
+            )
+        return self
+
+    @property
+    def worker_memory_limit_bytes(self) -> int | None:
+        """The nanny's limit in bytes; None for Dask's "auto" or 0 (no limit)."""
+        text = self.worker_memory_limit.strip()
+        if text == "auto":
+            return None
+        try:
+            limit = int(parse_bytes(text))
+        except ValueError:
+            raise ValueError(
+                f"DRILLBOOK_WORKER_MEMORY_LIMIT={text!r} is not a size like '4GiB' or '2GB'"
+            ) from None
+        return limit or None
 
     @property
     def secure_cookies(self) -> bool:

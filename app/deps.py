@@ -4,14 +4,14 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Path, Request
 from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app.access import can_manage_cohort, can_read_work_of
 from app.broker import AttemptEventBroker
 from app.config import Settings
-from app.models import Attempt, Cohort, Role, Submission, User
+from app.models import MAX_ROW_ID, Attempt, Cohort, Role, Submission, User
 from app.runner.dispatcher import AttemptRunner
 from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
@@ -112,7 +112,12 @@ def drill_from_path(slug: str) -> Drill:
 DrillDep = Annotated[Drill, Depends(drill_from_path)]
 
 
-def readable_attempt(attempt_id: int, session: SessionDep, user: CurrentUser) -> Attempt:
+# Every id in a path: a database row id, so 1 .. 2**63 - 1. Anything else (0, -1, 2**64) is a 422
+# that names the parameter, before it reaches the database driver (which overflows past 2**63).
+RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="A record's id")]
+
+
+def readable_attempt(attempt_id: RowId, session: SessionDep, user: CurrentUser) -> Attempt:
     attempt = session.get(Attempt, attempt_id)
     # Someone else's attempt is reported exactly like a missing one.
     if attempt is None or not can_read_work_of(session, user, attempt.learner_id):
@@ -132,7 +137,7 @@ AttemptDep = Annotated[Attempt, Depends(readable_attempt)]
 OwnAttemptDep = Annotated[Attempt, Depends(own_attempt)]
 
 
-def readable_submission(submission_id: int, session: SessionDep, user: CurrentUser) -> Submission:
+def readable_submission(submission_id: RowId, session: SessionDep, user: CurrentUser) -> Submission:
     submission = session.get(Submission, submission_id)
     if submission is None or not can_read_work_of(session, user, submission.learner_id):
         raise HTTPException(status_code=404, detail=f"No submission {submission_id}.")
@@ -142,7 +147,7 @@ def readable_submission(submission_id: int, session: SessionDep, user: CurrentUs
 SubmissionDep = Annotated[Submission, Depends(readable_submission)]
 
 
-def managed_cohort(cohort_id: int, session: SessionDep, user: CurrentUser) -> Cohort:
+def managed_cohort(cohort_id: RowId, session: SessionDep, user: CurrentUser) -> Cohort:
     cohort = session.get(Cohort, cohort_id)
     if cohort is None or not can_manage_cohort(user, cohort):
         raise HTTPException(status_code=404, detail=f"No cohort {cohort_id}.")

@@ -33,7 +33,8 @@ from app.runner.dispatcher import AttemptRunner
 from app.runner.writer import EvidenceWriter
 from app.security.csrf import require_csrf
 from app.security.headers import SecurityHeaders
-from app.security.secret import session_secret
+from app.security.secret import SESSION_SECRET_FILE, session_secret
+from app.security.text import require_storable_text
 from app.security.throttle import Limit, LoginThrottle
 
 logger = logging.getLogger(__name__)
@@ -86,8 +87,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         summary="Predict, run and explain real PyTorch training failures.",
         lifespan=lifespan,
-        # Every state-changing request, on every route, must carry the session's CSRF token.
-        dependencies=[Depends(require_csrf)],
+        # Every state-changing request, on every route, must carry the session's CSRF token;
+        # every text a request carries must be storable (no NUL, no lone surrogate).
+        dependencies=[Depends(require_csrf), Depends(require_storable_text)],
         # No request body may exceed this, checked while it streams in (before the CSRF check
         # parses a form): the largest legitimate one is a portfolio upload of up to 20 MB.
         max_body_size=MAX_REQUEST_BYTES,
@@ -108,7 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         secret_key=session_secret(
             settings.secret_key,
             environment=settings.environment,
-            fallback_file=settings.data_dir / "session-secret",
+            fallback_file=settings.data_dir / SESSION_SECRET_FILE,
         ),
         session_cookie="drillbook_session",
         same_site="lax",

@@ -68,3 +68,26 @@ def attempt_links(attempt_id: int) -> AttemptLinks:
         events=f"/api/attempts/{attempt_id}/events",
         page=f"/attempts/{attempt_id}",
     )
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx answer of the API: a message, or (422) a list of errors, each naming its field in
+    `loc`."""
+
+    detail: str | list[dict[str, Any]]
+
+
+ERROR_MEANINGS = {
+    400: "The body could not be parsed (for example JSON nested too deeply).",
+    401: "Not logged in: log in through the form, then read the CSRF token from /api/session.",
+    403: "Missing or wrong CSRF token: send it as X-CSRF-Token.",
+    404: "No such drill or attempt, or one you may not read (answered alike).",
+    413: "The body is larger than the server accepts (24 MB).",
+    422: "A field is invalid (out of range, unknown, or text with NUL or a lone surrogate).",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses=` of a route: the error answers it really gives (tests/app/test_api.py
+    checks each one against a request that gets it)."""
+    return {code: {"model": ErrorBody, "description": ERROR_MEANINGS[code]} for code in codes}

@@ -3,9 +3,11 @@ instructor's reviews of them. Keyword-only functions over a Session."""
 
 from dataclasses import dataclass
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from app.models import (
+    MAX_ROW_ID,
     RUBRIC,
     Attempt,
     AttemptStatus,
@@ -26,6 +28,12 @@ class InvalidSubmission(ValueError):
         super().__init__(message)
         self.field = field
         self.message = message
+
+
+class SubmissionConflict(InvalidSubmission):
+    """The request contradicts a decision already stored (answered 409, not 422): a version
+    that is still pending, a version already reviewed, or another request that stored the same
+    version or decision a moment earlier (the unique constraints decide the race)."""
 
 
 def shows_the_failure(drill: Drill, attempt: Attempt) -> bool:
@@ -80,7 +88,9 @@ class SubmissionRequest:
 
 
 def _attempt(session: Session, raw_id: str, *, field: str, learner: User, drill: Drill) -> Attempt:
-    attempt = session.get(Attempt, int(raw_id)) if raw_id.isdigit() else None
+    # ASCII digits only ("²".isdigit() is true too) and within a row id's range.
+    row_id = int(raw_id) if raw_id.isascii() and raw_id.isdigit() else 0
+    attempt = session.get(Attempt, row_id) if 1 <= row_id <= MAX_ROW_ID else None
     if attempt is None or attempt.learner_id != learner.id or attempt.drill_slug != drill.slug:
         raise InvalidSubmission(field, f"pick one of your own attempts of {drill.title!r}")
     return attempt
@@ -92,7 +102,7 @@ def submit(
     assert learner.id is not None
     versions = history(session, learner_id=learner.id, drill_slug=drill.slug)
     if versions and versions[0].status == SubmissionStatus.pending:
-        raise InvalidSubmission("submission", "your last submission is still waiting for review")
+        raise SubmissionConflict("submission", "your last submission is still waiting for review")
     failed = _attempt(
         session, request.failed_attempt_id, field="failed_attempt_id", learner=learner, drill=drill
     )
@@ -127,7 +137,13 @@ def submit(
         next_check=texts["next_check"],
     )
     session.add(submission)
-    session.commit()
+    try:
+        session.commit()
+    except IntegrityError:  # uq_submission_version: a simultaneous request stored it first
+        session.rollback()
+        raise SubmissionConflict(
+            "submission", "this version was just submitted by another request"
+        ) from None
     session.refresh(submission)
     return submission
 
@@ -140,7 +156,7 @@ def record_review(
     fields: dict[str, str],
 ) -> Review:
     if submission.status != SubmissionStatus.pending:
-        raise InvalidSubmission("decision", "this version has already been reviewed")
+        raise SubmissionConflict("decision", "this version has already been reviewed")
     decision = fields.get("decision", "")
     if decision not in {d.value for d in Decision}:
         raise InvalidSubmission("decision", "choose accept or request changes")
@@ -168,6 +184,10 @@ def record_review(
     )
     submission.status = decision
     session.add_all([review, submission])
-    session.commit()
+    try:
+        session.commit()
+    except IntegrityError:  # uq_review_submission: a simultaneous decision was stored first
+        session.rollback()
+        raise SubmissionConflict("decision", "this version has already been reviewed") from None
     session.refresh(review)
     return review

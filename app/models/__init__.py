@@ -2,6 +2,7 @@
 
 from app.models.accounts import (
     LOCAL_LEARNER_ID,
+    MAX_ROW_ID,
     Cohort,
     CohortMembership,
     LoginSession,
@@ -16,6 +17,7 @@ from app.models.time import utcnow
 
 __all__ = [
     "LOCAL_LEARNER_ID",
+    "MAX_ROW_ID",
     "RUBRIC",
     "Attempt",
     "AttemptStatus",

@@ -15,6 +15,10 @@ class Role(StrEnum):
     admin = "admin"
 
 
+# The largest id a row can have (a signed 64-bit integer in SQLite and PostgreSQL): a larger one
+# read from a request is refused before it reaches the driver, which would overflow.
+MAX_ROW_ID = 2**63 - 1
+
 # The skeleton's single local learner (id 1). Its attempts are kept; it has no password until an
 # admin sets one with `python -m app set-password local-learner`.
 LOCAL_LEARNER_ID = 1

@@ -7,7 +7,9 @@ embedded key is this server's own.
 """
 
 import base64
+import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,17 @@ from app.portfolio.canonical import canonical_bytes, sha256_hex
 KEY_FILE = "portfolio-signing-key.pem"
 FORMAT = "drillbook-portfolio/1"
 ALGORITHM = "Ed25519"
+# An export nests six levels (document, statements, a statement, its result, a metric series, a
+# point); anything much deeper is not one. Checked right after parsing (the parser itself stops
+# at the recursion limit), before the canonical form's recursion walks the document.
+MAX_DEPTH = 64
+# One escape of a JSON string: a surrogate pair, a lone surrogate (group 1), or anything else.
+_ESCAPE = re.compile(
+    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|(u[dD][89a-fA-F][0-9a-fA-F]{2})"
+    r"|.)",
+    re.DOTALL,
+)
 
 
 def key_path(data_dir: Path) -> Path:
@@ -89,6 +102,43 @@ def sign(document: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
 
 class UnreadableExport(ValueError):
     """The file is not a Drillbook portfolio export at all (not JSON, or the wrong shape)."""
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests arrays and objects more than `limit` levels deep (a
+    scalar is 0, `[]` is 1). Level by level, without recursion, stopping past the limit."""
+    level = [value]
+    for _ in range(limit + 1):
+        containers = [item for item in level if isinstance(item, dict | list)]
+        if not containers:
+            return False
+        level = [
+            inner
+            for container in containers
+            for inner in (container.values() if isinstance(container, dict) else container)
+        ]
+    return True
+
+
+def parse_export(data: bytes) -> Any:
+    """The parsed JSON of an uploaded or named file, or UnreadableExport saying why not."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnreadableExport("not a UTF-8 text file") from None
+    too_deep = UnreadableExport(f"JSON nested more than {MAX_DEPTH} levels deep")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UnreadableExport(f"not a JSON file ({error})") from None
+    except RecursionError:  # the C parser stops cleanly at the interpreter's recursion limit
+        raise too_deep from None
+    if nested_deeper_than(document, MAX_DEPTH):  # before anything recurses over it
+        raise too_deep
+    # "\ud800" parses to a lone surrogate, which no page or digest can encode as UTF-8.
+    if any(escape.group(1) for escape in _ESCAPE.finditer(text)):
+        raise UnreadableExport("a string holds a lone surrogate, which is not text")
+    return document
 
 
 @dataclass

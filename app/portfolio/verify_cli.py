@@ -3,19 +3,18 @@
 Exit status 0: intact; 1: altered (each problem on its own line); 2: not readable as an export.
 """
 
-import json
 import sys
 from pathlib import Path
 
-from app.portfolio.signing import UnreadableExport, key_path, load_key, verify
+from app.portfolio.signing import UnreadableExport, key_path, load_key, parse_export, verify
 
 INTACT, ALTERED, UNREADABLE = 0, 1, 2
 
 
 def verify_export(file: str, *, data_dir: Path) -> int:
     try:
-        document = json.loads(Path(file).read_bytes())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        document = parse_export(Path(file).read_bytes())
+    except (OSError, UnreadableExport) as error:
         print(f"unreadable: {file}: {error}", file=sys.stderr)
         return UNREADABLE
     # On the server, the export must also carry this server's public key; elsewhere only the

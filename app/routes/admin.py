@@ -4,7 +4,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from sqlmodel import col, select
 
-from app.deps import AdminDep, SessionDep
+from app.deps import AdminDep, RowId, SessionDep
 from app.forms import FormDep
 from app.models import Role, User
 from app.templating import templates
@@ -21,7 +21,7 @@ def users_page(request: Request, session: SessionDep, user: AdminDep) -> HTMLRes
 
 @router.post("/users/{user_id}/role")
 def set_role(
-    user_id: int, fields: FormDep, session: SessionDep, user: AdminDep
+    user_id: RowId, fields: FormDep, session: SessionDep, user: AdminDep
 ) -> RedirectResponse:
     target = session.get(User, user_id)
     if target is None:

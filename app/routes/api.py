@@ -17,7 +17,14 @@ from app.deps import (
     SettingsDep,
     drill_from_path,
 )
-from app.schemas import AttemptCreate, AttemptCreated, AttemptPublic, SessionInfo, attempt_links
+from app.schemas import (
+    AttemptCreate,
+    AttemptCreated,
+    AttemptPublic,
+    SessionInfo,
+    attempt_links,
+    error_responses,
+)
 from app.security.csrf import csrf_token
 from app.streams import attempt_events
 from drills.catalogue import describe
@@ -26,7 +33,7 @@ from drills.registry import all_drills
 router = APIRouter(prefix="/api", tags=["api"])
 
 
-@router.get("/session")
+@router.get("/session", responses=error_responses(401, 422))
 def session_info(request: Request, user: CurrentUser) -> SessionInfo:
     """Who is logged in, and the CSRF token to send as X-CSRF-Token on POST requests."""
     assert user.id is not None
@@ -35,17 +42,17 @@ def session_info(request: Request, user: CurrentUser) -> SessionInfo:
     )
 
 
-@router.get("/drills")
+@router.get("/drills", responses=error_responses(422))
 def list_drills() -> list[dict[str, Any]]:
     return [describe(drill) for drill in all_drills()]
 
 
-@router.get("/drills/{slug}")
+@router.get("/drills/{slug}", responses=error_responses(404, 422))
 def get_drill(slug: str) -> dict[str, Any]:
     return describe(drill_from_path(slug))
 
 
-@router.post("/attempts", status_code=202)
+@router.post("/attempts", status_code=202, responses=error_responses(400, 401, 403, 404, 413, 422))
 def create_attempt(
     body: AttemptCreate,
     session: SessionDep,
@@ -80,7 +87,7 @@ def create_attempt(
     )
 
 
-@router.get("/attempts/{attempt_id}")
+@router.get("/attempts/{attempt_id}", responses=error_responses(401, 404, 422))
 def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
     assert attempt.id is not None
     return AttemptPublic(
@@ -112,7 +119,7 @@ def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
     )
 
 
-@router.get("/attempts/{attempt_id}/events")
+@router.get("/attempts/{attempt_id}/events", responses=error_responses(401, 404, 422))
 def stream_attempt(
     attempt: AttemptDep, session: SessionDep, engine: EngineDep, broker: BrokerDep
 ) -> EventSourceResponse:

@@ -4,6 +4,7 @@ import secrets
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from app.deps import CohortDep, CurrentUser, InstructorDep, SessionDep
@@ -86,5 +87,8 @@ def join_cohort(fields: FormDep, session: SessionDep, user: CurrentUser) -> Resp
     ).first()
     if exists is None:
         session.add(CohortMembership(cohort_id=cohort.id, learner_id=user.id))
-        session.commit()
+        try:
+            session.commit()
+        except IntegrityError:  # uq_cohort_learner: a simultaneous join got there first
+            session.rollback()
     return RedirectResponse("/progress?join=ok", status_code=303)

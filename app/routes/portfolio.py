@@ -1,7 +1,5 @@
 """Portfolio export (a learner's own work; a cohort for its instructor) and its verification."""
 
-import json
-
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
@@ -12,7 +10,7 @@ from app.forms import close_form, read_form
 from app.models import utcnow
 from app.portfolio.bundle import cohort_basename, learner_basename
 from app.portfolio.export import Kind, PortfolioExport, build_export
-from app.portfolio.signing import UnreadableExport, VerifyResult, verify
+from app.portfolio.signing import UnreadableExport, VerifyResult, parse_export, verify
 from app.progress import cohort_learners
 from app.templating import templates
 
@@ -114,7 +112,7 @@ async def verify_upload(
 
 async def _check_upload(request: Request, server_key: Ed25519PublicKey) -> HTMLResponse:
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES + 64 * 1024:
+    if declared.isascii() and declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES + 64 * 1024:
         return _verify_outcome(request, error=TOO_LARGE, status=413)
     upload = (await read_form(request)).get("file")
     if not isinstance(upload, UploadFile):
@@ -123,10 +121,9 @@ async def _check_upload(request: Request, server_key: Ed25519PublicKey) -> HTMLR
     if len(data) > MAX_UPLOAD_BYTES:
         return _verify_outcome(request, error=TOO_LARGE, status=413)
     try:
-        result = verify(json.loads(data), server_key=server_key)
-    except (UnicodeDecodeError, json.JSONDecodeError, UnreadableExport) as error:
-        message = str(error) if isinstance(error, UnreadableExport) else "not a JSON file"
-        return _verify_outcome(request, error=f"Unreadable: {message}.", status=422)
+        result = verify(parse_export(data), server_key=server_key)
+    except UnreadableExport as error:
+        return _verify_outcome(request, error=f"Unreadable: {error}.", status=422)
     return _verify_outcome(request, result=result)
 
 

@@ -64,7 +64,8 @@ def review_submission(
     except submissions.InvalidSubmission as error:
         context = submission_context(session, submission=submission, user=user)
         context |= {"review_form": fields, "review_errors": {error.field: error.message}}
+        status = 409 if isinstance(error, submissions.SubmissionConflict) else 422
         return templates.TemplateResponse(
-            request, "pages/submission.html", context, status_code=422
+            request, "pages/submission.html", context, status_code=status
         )
     return RedirectResponse(f"/submissions/{submission.id}", status_code=303)

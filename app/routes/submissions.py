@@ -42,7 +42,8 @@ def submit_evidence(
             "submission_draft": texts,
             "submission_errors": {error.field: error.message},
         }
-        return templates.TemplateResponse(request, "pages/drill.html", context, status_code=422)
+        status = 409 if isinstance(error, submissions.SubmissionConflict) else 422
+        return templates.TemplateResponse(request, "pages/drill.html", context, status_code=status)
     return RedirectResponse(f"/submissions/{submission.id}", status_code=303)
 
 

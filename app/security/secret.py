@@ -3,6 +3,10 @@
 import secrets
 from pathlib import Path
 
+# The generated key's file in DRILLBOOK_DATA_DIR (dev and test only); `python -m app backup`
+# copies it too.
+SESSION_SECRET_FILE = "session-secret"
+
 
 def session_secret(configured: str | None, *, environment: str, fallback_file: Path) -> str:
     """Use the configured key; in dev and test, make one and keep it in a private file instead.

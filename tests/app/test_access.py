@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from app.models import Attempt, Cohort, Role, Submission, User
 from tests.app.factories import (
     DRILL,
+    RUBRIC_KEYS,
     add_attempt,
     add_cohort,
     add_submission,
@@ -276,3 +277,75 @@ def test_a_learner_cannot_submit_someone_elses_attempts(world: World) -> None:
     assert response.status_code == INVALID
     assert "pick one of your own attempts" in response.text
     assert snapshot(engine) == before
+
+
+def test_a_demoted_instructor_loses_their_cohorts_and_reviews_at_once(world: World) -> None:
+    """Every check reads the current role: the cohort still names its old instructor, but an
+    instructor made a learner reads, exports and reviews none of it any more."""
+    engine = world.app.state.engine
+    instructor = world.clients["instructor"]
+    cohort_id, submission_id = world.cohorts["c1"], world.ids["submission_id"][0]
+    attempt_id = world.ids["attempt_id"][0]
+    readable = [
+        f"/cohorts/{cohort_id}",
+        f"/cohorts/{cohort_id}/progress.csv",
+        f"/cohorts/{cohort_id}/export.zip",
+        f"/submissions/{submission_id}",
+        f"/attempts/{attempt_id}",
+        f"/api/attempts/{attempt_id}",
+    ]
+    assert [instructor.get(url).status_code for url in readable] == [OK] * len(readable)
+
+    demoted = world.clients["admin"].post(
+        f"/admin/users/{world.users['instructor']}/role",
+        data={"role": "learner"},
+        follow_redirects=False,
+    )
+    assert demoted.status_code == 303
+    before = snapshot(engine)
+    refused = {url: instructor.get(url, follow_redirects=False).status_code for url in readable}
+    assert refused == dict.fromkeys(readable, HIDDEN)
+    # Like any cohort they cannot manage: the same 404 as a cohort that does not exist.
+    missing = missing_like(engine, Cohort, cohort_id)
+    assert fingerprint(instructor.get(f"/cohorts/{cohort_id}"), cohort_id) == fingerprint(
+        instructor.get(f"/cohorts/{missing}"), missing
+    )
+    assert instructor.get("/cohorts").status_code == FORBIDDEN
+    assert instructor.get("/reviews").status_code == FORBIDDEN
+    review = {f"score.{key}": "2" for key in RUBRIC_KEYS} | {"decision": "accepted"}
+    decided = instructor.post(
+        f"/submissions/{submission_id}/reviews", data=review, follow_redirects=False
+    )
+    assert decided.status_code == HIDDEN
+    replay = instructor.post(
+        f"/attempts/{attempt_id}/replays", headers={"HX-Request": "true"}, follow_redirects=False
+    )
+    assert replay.status_code == HIDDEN
+    assert snapshot(engine) == before
+
+
+# Ids no row can have: past SQLite's and PostgreSQL's signed 64 bits (the driver overflowed on
+# them), negative, zero.
+OUT_OF_RANGE = (2**63, 2**64, 10**30, -1, 0)
+
+
+def test_an_id_out_of_range_is_refused_by_name_on_every_id_route(world: World) -> None:
+    """Never a 500: the logged-in actors get 422 naming the path parameter (or the 403 their
+    role gets before any id is read); the anonymous one is sent to log in first."""
+    wrong: list[str] = []
+    for method, path in MATRIX:
+        parameter = id_parameter(path)
+        for value in OUT_OF_RANGE:
+            url = fill(path, **{parameter: value})
+            for actor in ("anonymous", "learner_a", "instructor", "admin"):
+                response = request(world.clients[actor], method, path, url)
+                status = response.status_code
+                if actor == "anonymous":
+                    ok = status in (LOGIN, UNAUTHORIZED)
+                elif status == FORBIDDEN:
+                    ok = actor != "admin" and "Only" in response.text
+                else:
+                    ok = status == INVALID and parameter in response.text
+                if not ok:
+                    wrong.append(f"{actor} {method} {url}: {status} {response.text[:200]!r}")
+    assert not wrong, "\n".join(wrong)

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
 from app.models import Attempt, MetricPoint
+from tests.app.factories import visitor
 from tests.conftest import PREDICTION, wait_until_final
 
 
@@ -160,3 +161,102 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
         "/api/attempts/{attempt_id}",
         "/api/attempts/{attempt_id}/events",
     } <= set(paths)
+
+
+def test_text_the_database_cannot_store_is_a_422_naming_the_field(client: TestClient) -> None:
+    before = attempt_count(client)
+    for prediction, problem in (("\\ud800", "lone surrogate"), ("\\u0000", "NUL character")):
+        # Sent as raw JSON: httpx itself cannot encode a lone surrogate.
+        body = '{"drill": "overfit-one-batch", "hypothesis": "fits", "prediction": "%s"}'
+        response = client.post(
+            "/api/attempts",
+            content=(body % f"loss {prediction} falls").encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert response.status_code == 422, response.text
+        [error] = response.json()["detail"]
+        assert error["loc"] == ["body", "prediction"] and problem in error["msg"]
+    knob_name = client.post(
+        "/api/attempts",
+        content=b'{"drill": "overfit-one-batch", "hypothesis": "fits", "prediction": "p",'
+        b' "knobs": {"\\udfff": 1}}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert knob_name.status_code == 422
+    assert knob_name.json()["detail"][0]["loc"] == ["body", "knobs", "'\\udfff'"]
+    assert attempt_count(client) == before
+
+
+def test_json_nested_too_deeply_is_a_400(client: TestClient) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    response = client.post(
+        "/api/attempts", content=deep, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400 and "parsing the body" in response.json()["detail"]
+
+
+def api_answers(client: TestClient) -> dict[tuple[str, str], set[int]]:
+    """The error statuses each API route really gives, one request per status."""
+    attempt_id = create(client)["id"]
+    anonymous = visitor(client.app)  # type: ignore[arg-type]
+    body = {"drill": "overfit-one-batch", **PREDICTION}
+    nul = {"q": "\x00"}
+
+    def oversized() -> Any:
+        for _ in range(25):
+            yield b" " * (1024 * 1024)
+
+    answers = {
+        ("get", "/api/session"): [
+            anonymous.get("/api/session"),
+            client.get("/api/session", params=nul),
+        ],
+        ("get", "/api/drills"): [client.get("/api/drills", params=nul)],
+        ("get", "/api/drills/{slug}"): [
+            client.get("/api/drills/no-such-drill"),
+            client.get("/api/drills/overfit-one-batch", params=nul),
+        ],
+        ("post", "/api/attempts"): [
+            client.post(
+                "/api/attempts",
+                content=b"[" * 100_000,
+                headers={"Content-Type": "application/json"},
+            ),
+            anonymous.post("/api/attempts", json=body),
+            client.post("/api/attempts", json=body, headers={"X-CSRF-Token": "wrong"}),
+            client.post("/api/attempts", json=body | {"drill": "no-such-drill"}),
+            client.post(
+                "/api/attempts",
+                content=oversized(),
+                headers={"Content-Type": "application/json"},
+            ),
+            client.post("/api/attempts", json=body | {"seed": -1}),
+        ],
+    }
+    for path in ("/api/attempts/{attempt_id}", "/api/attempts/{attempt_id}/events"):
+        answers[("get", path)] = [
+            anonymous.get(path.format(attempt_id=attempt_id)),
+            client.get(path.format(attempt_id=999_999)),
+            client.get(path.format(attempt_id=2**64)),
+        ]
+    anonymous.close()
+    return {route: {response.status_code for response in got} for route, got in answers.items()}
+
+
+def test_openapi_lists_exactly_the_errors_each_api_route_gives(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    declared = {
+        (method, path): {int(code) for code in operation["responses"] if code.startswith("4")}
+        for path, operations in paths.items()
+        if path.startswith("/api/")
+        for method, operation in operations.items()
+    }
+    assert declared == api_answers(client)
+    # Each one says what it means and that its body carries `detail`.
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["ErrorBody"]
+    assert "detail" in schema["properties"]
+    for (method, path), codes in declared.items():
+        for code in codes:
+            answer = paths[path][method]["responses"][str(code)]
+            assert answer["description"], (path, code)
+            assert answer["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorBody")

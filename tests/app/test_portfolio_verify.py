@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 
-from app.portfolio.signing import key_path, sign, verify
+from app.portfolio.signing import MAX_DEPTH, key_path, nested_deeper_than, sign, verify
 from app.portfolio.statements import digested
 from tests.app.factories import page_token
 from tests.app.portfolio_helpers import alter_one_byte, classroom
@@ -194,3 +194,48 @@ def test_the_upload_needs_the_csrf_token(export: bytes, anonymous: TestClient) -
         "/portfolio/verify", files={"file": ("export.json", export, "application/json")}
     )
     assert response.status_code == 403
+
+
+def depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(depth, value), default=0)
+    return 0
+
+
+def test_an_export_nests_well_within_the_depth_limit(export: bytes) -> None:
+    document = json.loads(export)
+    levels = depth(document)
+    assert 4 < levels <= 12 < MAX_DEPTH
+    assert not nested_deeper_than(document, levels)
+    assert nested_deeper_than(document, levels - 1)
+
+
+@pytest.mark.parametrize(
+    "text", ["1", "[]", "[[1], 2]", '{"a": [1, {"b": []}], "c": {}}', '[[[["x"]]], [], {"d": 1}]']
+)
+def test_nested_deeper_than_agrees_with_a_recursive_count(text: str) -> None:
+    value = json.loads(text)
+    for limit in range(6):
+        assert nested_deeper_than(value, limit) is (depth(value) > limit)
+
+
+def test_the_upload_page_refuses_deep_json_and_lone_surrogates_by_name(
+    export: bytes, anonymous: TestClient
+) -> None:
+    deep = upload(anonymous, b"[" * 200_000 + b"]" * 200_000)
+    assert deep.status_code == 422 and 'id="verify-error"' in deep.text
+    assert f"nested more than {MAX_DEPTH} levels deep" in deep.text
+    # A record's id turned into a lone surrogate: the page would name it and fail to encode it.
+    document = json.loads(export)
+    document["statements"][1]["id"] = "\ud800"
+    surrogate = upload(anonymous, json.dumps(document).encode())
+    assert surrogate.status_code == 422 and "lone surrogate" in surrogate.text
+
+
+def test_cli_exit_2_for_deep_json(tmp_path: Path) -> None:
+    file = tmp_path / "deep.json"
+    file.write_bytes(b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    done = run_cli(file, tmp_path)
+    assert done.returncode == 2 and "nested more than" in done.stderr

@@ -102,7 +102,7 @@ def test_a_submission_needs_a_failed_and_a_fixed_run_and_every_text(classroom: A
     created = submit(learner, runs["crashed"], runs["fixed"])
     assert created.status_code == 303
     again = submit(learner, runs["failed"], runs["fixed"])
-    assert again.status_code == 422 and "still waiting for review" in again.text
+    assert again.status_code == 409 and "still waiting for review" in again.text
     assert count(app, Submission) == 1
 
 
@@ -145,7 +145,7 @@ def test_review_cycle_keeps_history(classroom: Any) -> None:
     )
     assert decided.status_code == 303
     twice = instructor.post(f"{first}/reviews", data={**RUBRIC_ALL, "decision": "accepted"})
-    assert twice.status_code == 422 and "already been reviewed" in twice.text
+    assert twice.status_code == 409 and "already been reviewed" in twice.text
 
     progress_page = learner.get("/progress").text
     assert "changes requested · rubric 6/8 · “Tie it to your project.”" in progress_page
@@ -219,3 +219,14 @@ def test_learners_join_cohorts_by_code(classroom: Any) -> None:
     assert "You joined the cohort." in joined.text and "Autumn" in joined.text
     client.post("/cohorts/join", data={"code": "ABCDEFGH"})
     assert count(app, CohortMembership) == 2  # lee and newbie, no duplicate
+
+
+@pytest.mark.parametrize("raw", [str(2**63), str(2**64), "9" * 40, "²", "-1", "0"])
+def test_an_attempt_id_no_row_can_have_is_a_422_naming_the_field(classroom: Any, raw: str) -> None:
+    learner, runs, app = classroom["learner"], classroom["runs"], classroom["app"]
+    data = {"failed_attempt_id": raw, "fixed_attempt_id": str(runs["fixed"]), **TEXTS}
+    response = learner.post(
+        "/drills/overfit-one-batch/submissions", data=data, follow_redirects=False
+    )
+    assert response.status_code == 422 and "pick one of your own attempts" in response.text
+    assert count(app, Submission) == 0
