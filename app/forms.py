@@ -23,7 +23,9 @@ MAX_NAME_CHARS = 64
 # Free text: explanations and comments are at most 4,000 characters (app/submissions.py).
 MAX_FIELD_CHARS = 20_000
 FIELD_CHARS = {
-    "username": 64,  # app/models/accounts.py
+    # Usernames are at most 64 characters (app/models/accounts.py); a little longer still gets the
+    # form back with that message, anything far longer is refused here.
+    "username": 256,
     "password": 1024,  # longer than any accepted password (app/security/passwords.py)
     "password_again": 1024,
     "csrf_token": 128,

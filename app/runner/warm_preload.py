@@ -7,10 +7,17 @@ while the other worker sat idle. External workers take it with
 `dask worker --preload app.runner.warm_preload`.
 """
 
+import os
 from typing import Any
+
+# Training runs yield the CPU to the web process: on a machine that serves pages and trains at
+# once, a learner's click must not wait behind a queue of runs (throughput is the same when the
+# web process is idle).
+WORKER_NICENESS = 10
 
 
 def dask_setup(worker: Any) -> None:
     from drills.warmup import warm_up
 
+    os.nice(WORKER_NICENESS)
     warm_up()

@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import HTTPException, Request
 
+from app.forms import close_form, read_form
 from app.security.csrf import SAFE_METHODS
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -56,7 +57,7 @@ async def _request_strings(request: Request) -> list[tuple[Location, str]]:
     if request.method not in SAFE_METHODS:
         content_type = request.headers.get("content-type", "")
         if content_type.startswith(FORM_TYPES):
-            for name, field in (await request.form()).multi_items():
+            for name, field in (await read_form(request)).multi_items():
                 found.append((["form", ascii(name)], name))
                 if isinstance(field, str):
                     found.append((["form", name], field))
@@ -73,7 +74,7 @@ async def require_storable_text(request: Request) -> None:
     for location, text in await _request_strings(request):
         if problem := text_problem(text):
             # A refused multipart upload may have been spooled to disk above: release it.
-            await request.close()
+            await close_form(request)
             field = ".".join(str(part) for part in location[1:]) or location[0]
             error = {"loc": location, "msg": f"{field} {problem}", "type": "value_error"}
             raise HTTPException(status_code=422, detail=[error])
