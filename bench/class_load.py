@@ -240,10 +240,21 @@ def _pool(size: int) -> Iterator[Callable[[Callable[[int], Any], list[int]], lis
         yield lambda function, items: list(executor.map(function, items))
 
 
+@dataclass(frozen=True)
+class Server:
+    url: str
+    database_url: str
+    log: Path
+
+    def log_problems(self) -> list[str]:
+        """Lines of the server's log that report an error."""
+        lines = self.log.read_text().splitlines()
+        return [line for line in lines if "ERROR" in line or "Traceback" in line]
+
+
 @contextmanager
-def started_server(*, workers: int = 2) -> Iterator[tuple[str, str]]:
-    """`python -m app serve` on a free loopback port with a fresh SQLite database; yields
-    (url, database_url)."""
+def started_server(*, workers: int = 2) -> Iterator[Server]:
+    """`python -m app serve` on a free loopback port with a fresh SQLite database."""
     import socket
 
     with tempfile.TemporaryDirectory(prefix="drillbook-load-") as folder:
@@ -266,10 +277,10 @@ def started_server(*, workers: int = 2) -> Iterator[tuple[str, str]]:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-        url = f"http://127.0.0.1:{port}"
+        running = Server(f"http://127.0.0.1:{port}", database_url, Path(folder) / "server.log")
         try:
-            _wait_until_up(url, server)
-            yield url, database_url
+            _wait_until_up(running.url, server)
+            yield running
         finally:
             server.terminate()
             try:
@@ -277,10 +288,8 @@ def started_server(*, workers: int = 2) -> Iterator[tuple[str, str]]:
             except subprocess.TimeoutExpired:
                 server.kill()
             log.close()
-            tail = (Path(folder) / "server.log").read_text().splitlines()[-40:]
-            errors = [line for line in tail if "ERROR" in line or "Traceback" in line]
-            if errors:
-                print("server log errors:", *errors, sep="\n  ", file=sys.stderr)
+            if problems := running.log_problems():
+                print("server log errors:", *problems[:20], sep="\n  ", file=sys.stderr)
 
 
 def _wait_until_up(url: str, server: subprocess.Popen[bytes], timeout: float = 120) -> None:
@@ -331,8 +340,10 @@ def main() -> None:
     if args.url:
         report = run_class(args.url, database_url=args.database_url, drill=args.drill, **options)
     else:
-        with started_server() as (url, database_url):
-            report = run_class(url, database_url=database_url, drill=args.drill, **options)
+        with started_server() as server:
+            report = run_class(
+                server.url, database_url=server.database_url, drill=args.drill, **options
+            )
     if args.json:
         print(json.dumps(report.summary(), indent=2))
     else:

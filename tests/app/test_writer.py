@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from app import evidence
 from app.broker import AttemptEventBroker
 from app.db import make_engine
-from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus
+from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus, MetricPoint
 from app.runner.writer import EvidenceWriter, Finished, Points, Started
 
 
@@ -93,3 +93,32 @@ def test_a_record_that_cannot_be_stored_ends_the_attempt_failed_with_the_reason(
         assert attempt.error is not None and "could not store" in attempt.error
         assert attempt.finished_at is not None
     assert any(record.levelname == "ERROR" for record in caplog.records)
+
+
+def test_the_final_record_adds_the_points_that_never_streamed_and_keeps_each_once(
+    engine: Engine,
+) -> None:
+    attempt_id = queued_attempt(engine)
+    record = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0], [2, 0.5]], "acc": [[2, 1]]}}
+    run_writer(
+        engine,
+        Started(attempt_id, "tls://127.0.0.1:1"),
+        Points(attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0)]),
+        Finished(attempt_id, record),
+    )
+    with Session(engine) as session:
+        assert evidence.metric_series(session, attempt_id=attempt_id) == record["metrics"]
+        assert len(session.exec(select(MetricPoint)).all()) == 4
+
+
+def test_streamed_points_the_record_disagrees_with_are_replaced(engine: Engine) -> None:
+    attempt_id = queued_attempt(engine)
+    record = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 0.75]]}}
+    run_writer(
+        engine,
+        Started(attempt_id, "tls://127.0.0.1:1"),
+        Points(attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0), ("stale", 0, 9.0)]),
+        Finished(attempt_id, record),
+    )
+    with Session(engine) as session:
+        assert evidence.metric_series(session, attempt_id=attempt_id) == record["metrics"]
