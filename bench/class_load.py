@@ -247,9 +247,17 @@ class Server:
     log: Path
 
     def log_problems(self) -> list[str]:
-        """Lines of the server's log that report an error."""
-        lines = self.log.read_text().splitlines()
-        return [line for line in lines if "ERROR" in line or "Traceback" in line]
+        """The server log's errors, each traceback in full."""
+        problems: list[str] = []
+        in_traceback = False
+        for line in self.log.read_text().splitlines():
+            if "Traceback" in line:
+                in_traceback = True
+            if in_traceback or "ERROR" in line or "CRITICAL" in line:
+                problems.append(line)
+            if in_traceback and line and not line.startswith((" ", "Traceback")):
+                in_traceback = False  # the exception's own line ends the traceback
+        return problems
 
 
 @contextmanager
@@ -289,7 +297,7 @@ def started_server(*, workers: int = 2) -> Iterator[Server]:
                 server.kill()
             log.close()
             if problems := running.log_problems():
-                print("server log errors:", *problems[:20], sep="\n  ", file=sys.stderr)
+                print("server log errors:", *problems[:200], sep="\n  ", file=sys.stderr)
 
 
 def _wait_until_up(url: str, server: subprocess.Popen[bytes], timeout: float = 120) -> None:
