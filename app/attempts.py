@@ -12,9 +12,9 @@ from sqlmodel import Session
 
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.dispatcher import AttemptRunner
-from drills.base import Drill
-from drills.command import replay_command
-from drills.knobs import KnobError, resolve_knobs
+from drills.core.command import replay_command
+from drills.core.contract import Drill
+from drills.core.knobs import KnobError, resolve_knobs
 
 MAX_SEED = 2**31 - 1
 

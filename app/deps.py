@@ -15,8 +15,8 @@ from app.models import MAX_ROW_ID, Attempt, Cohort, Role, Submission, User
 from app.runner.dispatcher import AttemptRunner
 from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
-from drills.base import Drill
-from drills.registry import UnknownDrill, get_drill
+from drills.core.contract import Drill
+from drills.core.registry import UnknownDrill, get_drill
 
 
 class LoginRequired(Exception):

@@ -9,7 +9,7 @@ from enum import StrEnum
 from sqlmodel import Session, col, select
 
 from app.models import Attempt, Cohort, CohortMembership, Review, Submission, User
-from drills.registry import all_drills
+from drills.core.registry import all_drills
 
 
 class DrillProgress(StrEnum):

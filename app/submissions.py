@@ -17,7 +17,7 @@ from app.models import (
     SubmissionStatus,
     User,
 )
-from drills.base import Drill
+from drills.core.contract import Drill
 
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
 MAX_EXPLANATION = 4000

@@ -7,9 +7,9 @@ from sqlmodel import Session
 from app import evidence, replays, submissions
 from app.access import can_review_work_of
 from app.models import RUBRIC, Attempt, Submission, User
-from drills.base import Drill
-from drills.catalogue import describe
-from drills.registry import get_drill
+from drills.core.catalogue import describe
+from drills.core.contract import Drill
+from drills.core.registry import get_drill
 
 
 def observation_rows(drill: dict[str, Any], signature: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from drills.catalogue import describe
-from drills.knobs import KnobError
-from drills.registry import UnknownDrill, all_drills
+from drills.core.catalogue import describe
+from drills.core.knobs import KnobError
+from drills.core.registry import UnknownDrill, all_drills
 
 USAGE_ERROR = 2  # bad request: nothing ran
 RUN_FAILED = 1  # the run ended with status error, timed_out or resource_limit
@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return list_drills(as_json=args.json)
         knobs = parse_knob_settings(args.knobs)
         # Imported here so `list` and bad arguments answer without setting up a run.
-        from drills.runner import run_drill
+        from drills.core.runner import run_drill
 
         record = run_drill(args.slug, knobs, args.seed)
     except (UsageError, UnknownDrill, KnobError, ValueError) as exc:

@@ -33,11 +33,62 @@ def test_drills_never_import_the_web_layer() -> None:
 
 def test_the_web_process_describes_drills_without_importing_torch() -> None:
     code = (
-        "import sys; from app.main import create_app; from drills.registry import all_drills; "
-        "from drills.catalogue import describe; create_app(); [describe(d) for d in all_drills()]; "
-        "print('torch' in sys.modules)"
+        "import sys; from app.main import create_app; "
+        "from drills.core.registry import all_drills; from drills.core.catalogue import describe; "
+        "create_app(); [describe(d) for d in all_drills()]; print('torch' in sys.modules)"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert result.stdout.strip() == "False"
+
+
+def drills_import_graph() -> dict[str, set[str]]:
+    """Module -> the drills modules it imports (function-level imports included)."""
+    graph: dict[str, set[str]] = {}
+    for path in (ROOT / "drills").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        graph[module] = {name for name in imported_modules(path) if name.startswith("drills.")}
+    return graph
+
+
+def test_drills_have_no_import_cycle() -> None:
+    graph = drills_import_graph()
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            cycle = path[path.index(module) :] + [module]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        for target in sorted(graph.get(module, ())):
+            visit(target, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_core_and_drill_descriptions_import_no_torch_at_module_level() -> None:
+    torch_free = [
+        *(ROOT / "drills" / "core").glob("*.py"),
+        *(ROOT / "drills" / "catalog").glob("*/__init__.py"),
+    ]
+    offenders = []
+    for path in torch_free:
+        if path.name == "runner.py":
+            continue  # the one core module that trains
+        tree = ast.parse(path.read_text())
+        for node in tree.body:  # module level only: run() imports its training code lazily
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(name == "torch" or name.startswith(("torch.", "drills.kit")) for name in names):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

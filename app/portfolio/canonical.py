@@ -7,7 +7,7 @@ any reader can rebuild exactly these bytes from the parsed export, whatever its 
 import hashlib
 from typing import Any
 
-from drills.digest import canonical_json
+from drills.core.digest import canonical_json
 
 
 def canonical_bytes(value: Any) -> bytes:

@@ -14,8 +14,8 @@ from app.portfolio.statements import attempt_id, review_id, submission_id
 from app.progress import progress_grid
 from app.templating import templates
 from app.views import observation_rows
-from drills.catalogue import describe
-from drills.registry import all_drills
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills
 
 
 def render_portfolio(

@@ -11,8 +11,8 @@ from typing import Any
 from app.models import RUBRIC, Attempt, AttemptStatus, Replay, Review, Submission, User
 from app.portfolio.canonical import sha256_hex
 from app.portfolio.records import Records, Series
-from drills.digest import json_safe
-from drills.registry import UnknownDrill, get_drill
+from drills.core.digest import json_safe
+from drills.core.registry import UnknownDrill, get_drill
 
 _VERB_BY_STATUS = {
     AttemptStatus.queued: "attempted",

@@ -27,8 +27,8 @@ from app.schemas import (
 )
 from app.security.csrf import csrf_token
 from app.streams import attempt_events
-from drills.catalogue import describe
-from drills.registry import all_drills
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills
 
 router = APIRouter(prefix="/api", tags=["api"])
 

@@ -22,7 +22,7 @@ from app.models import Explanation
 from app.submissions import EXPLANATION_FIELDS
 from app.templating import templates
 from app.views import attempt_context, drill_page_context
-from drills.catalogue import describe
+from drills.core.catalogue import describe
 
 router = APIRouter(tags=["attempts"], include_in_schema=False)
 

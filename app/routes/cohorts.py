@@ -12,8 +12,8 @@ from app.forms import FormDep
 from app.models import Cohort, CohortMembership, Role
 from app.progress import cohort_csv, cohort_learners, progress_grid
 from app.templating import templates
-from drills.catalogue import describe
-from drills.registry import all_drills
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills
 
 router = APIRouter(tags=["cohorts"], include_in_schema=False)
 

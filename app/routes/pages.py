@@ -6,8 +6,8 @@ from fastapi.responses import HTMLResponse
 from app.deps import CurrentUser, DrillDep, OptionalUserDep, SessionDep
 from app.templating import templates
 from app.views import drill_page_context
-from drills.catalogue import describe
-from drills.registry import all_drills
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 

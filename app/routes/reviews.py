@@ -11,8 +11,8 @@ from app.forms import FormDep
 from app.models import Role, Submission, SubmissionStatus, User
 from app.routes.submissions import submission_context
 from app.templating import templates
-from drills.catalogue import describe
-from drills.registry import all_drills
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills
 
 router = APIRouter(tags=["reviews"], include_in_schema=False)
 

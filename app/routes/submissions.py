@@ -14,8 +14,8 @@ from app.models import RUBRIC, Attempt, Cohort, CohortMembership, Submission, Us
 from app.progress import latest_feedback, progress_grid
 from app.templating import templates
 from app.views import attempt_context, drill_page_context, submission_versions
-from drills.catalogue import describe
-from drills.registry import all_drills, get_drill
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills, get_drill
 
 router = APIRouter(tags=["submissions"], include_in_schema=False)
 

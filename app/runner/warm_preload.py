@@ -17,7 +17,7 @@ WORKER_NICENESS = 10
 
 
 def dask_setup(worker: Any) -> None:
-    from drills.warmup import warm_up
+    from drills.kit.warmup import warm_up
 
     os.nice(WORKER_NICENESS)
     warm_up()

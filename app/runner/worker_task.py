@@ -1,7 +1,7 @@
 """The function a Dask worker runs for one attempt.
 
-It only wraps `drills.runner.run_drill`: progress goes back through Dask's event channel, so the
-worker never needs the web server's disk or database.
+It only wraps `drills.core.runner.run_drill`: progress goes back through Dask's event channel, so
+the worker never needs the web server's disk or database.
 """
 
 import os
@@ -20,8 +20,8 @@ def execute_attempt(
     memory_limit_mb: float | None,
 ) -> dict[str, Any]:
     # Imported on the worker only: the web process that submits this function never loads torch.
-    from drills.limits import Limits
-    from drills.runner import run_drill
+    from drills.core.limits import Limits
+    from drills.core.runner import run_drill
 
     worker = get_worker()
     worker.log_event(
@@ -44,8 +44,8 @@ def execute_replay(
     memory_limit_mb: float | None,
 ) -> dict[str, Any]:
     """Run a stored command again; nothing streams, only the final record matters."""
-    from drills.limits import Limits
-    from drills.runner import run_drill
+    from drills.core.limits import Limits
+    from drills.core.runner import run_drill
 
     limits = Limits(time_limit_s=time_limit_s, memory_limit_mb=memory_limit_mb)
     return run_drill(drill, knobs, seed, limits=limits)

@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 import pytest
 from fastapi.testclient import TestClient
 
-from drills.catalogue import describe
-from drills.registry import all_drills
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills
 from tests.conftest import wait_until_final
 
 DRILLS = [describe(drill) for drill in all_drills()]

@@ -7,8 +7,8 @@ from datetime import date
 from fastapi.testclient import TestClient
 
 from app.portfolio.canonical import sha256_hex
-from drills.digest import metrics_digest
-from drills.registry import get_drill
+from drills.core.digest import metrics_digest
+from drills.core.registry import get_drill
 from tests.app.factories import DRILL, engine_of
 from tests.app.portfolio_helpers import classroom, reviewed_learner, unzip
 from tests.conftest import PREDICTION, wait_until_final

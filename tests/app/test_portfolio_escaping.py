@@ -10,7 +10,7 @@ from sqlmodel import Session
 from app.models import Attempt, Explanation, MetricPoint, Role, utcnow
 from app.portfolio.bundle import learner_basename, slug
 from app.portfolio.charts import chart_svg
-from drills.registry import get_drill
+from drills.core.registry import get_drill
 from tests.app.factories import (
     DRILL,
     add_attempt,

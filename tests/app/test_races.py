@@ -24,7 +24,7 @@ from app.accounts import AccountError, create_user
 from app.db import make_engine
 from app.models import Review, Role, Submission, User
 from app.routes import reviews
-from drills.registry import get_drill
+from drills.core.registry import get_drill
 from tests.app.factories import (
     DRILL,
     EXPLANATION_FIELDS,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Request
 
-from drills.registry import get_drill
+from drills.core.registry import get_drill
 from tests.browser.conftest import register
 
 pytestmark = pytest.mark.browser

@@ -6,11 +6,11 @@ from typing import Any
 import pytest
 import torch
 
-from drills.break_the_graph import CUTS
-from drills.break_the_graph_training import BackboneAndHead, BreakConfig, forward, make_data
-from drills.knobs import KnobError, resolve_knobs
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.catalog.break_the_graph import CUTS
+from drills.catalog.break_the_graph.train import BackboneAndHead, BreakConfig, forward, make_data
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "break-the-graph"

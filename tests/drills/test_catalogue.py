@@ -1,7 +1,7 @@
 import json
 
-from drills.catalogue import describe
-from drills.registry import all_drills, get_drill
+from drills.core.catalogue import describe
+from drills.core.registry import all_drills, get_drill
 
 
 def test_describe_is_plain_json() -> None:
@@ -28,7 +28,7 @@ def test_charts_and_hypotheses() -> None:
     charts = {chart["key"]: chart for chart in description["charts"]}
     assert charts["grad_norm"] == {
         "key": "grad_norm", "title": "Gradient norm", "metrics": ["grad_norm"],
-        "y_label": "L2 norm", "log_y": True,
+        "y_label": "L2 norm", "log_y": True, "references": [],
     }  # fmt: skip
     assert {"key", "text"} == set(description["hypotheses"][0])
 

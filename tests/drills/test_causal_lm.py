@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from drills.causal_lm import (
+from drills.kit.causal_lm import (
     IGNORE,
     LABEL_MODES,
     CausalTransformer,

@@ -2,7 +2,7 @@ import copy
 
 import torch
 
-from drills.checkpoint import restore, take_checkpoint
+from drills.kit.checkpoint import restore, take_checkpoint
 
 
 def make(seed: int = 0) -> tuple[torch.nn.Module, torch.optim.Optimizer, torch.Tensor]:

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from drills.cli import main
-from drills.registry import all_drills
-from drills.runner import run_drill
+from drills.core.registry import all_drills
+from drills.core.runner import run_drill
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD_KEYS = {

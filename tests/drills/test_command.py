@@ -3,9 +3,9 @@ import shlex
 import pytest
 
 from drills.cli import build_parser, parse_knob_settings
-from drills.command import replay_command
-from drills.knobs import resolve_knobs
-from drills.registry import get_drill
+from drills.core.command import replay_command
+from drills.core.knobs import resolve_knobs
+from drills.core.registry import get_drill
 
 drill = get_drill("overfit-one-batch")
 

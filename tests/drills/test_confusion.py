@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from drills.confusion import (
+from drills.kit.confusion import (
     accuracy,
     confusion_matrix,
     confusion_matrix_loop,
@@ -68,7 +68,7 @@ def test_table_rows_carry_totals_and_recall() -> None:
 
 
 def test_importing_it_does_not_import_torch() -> None:
-    code = "import sys, drills.confusion; print('torch' in sys.modules)"
+    code = "import sys, drills.kit.confusion; print('torch' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from drills.diagnostics import (
+from drills.kit.audit import (
     ParameterAudit,
     grad_state,
     relative_weight_change,

@@ -1,7 +1,7 @@
 import json
 import math
 
-from drills.digest import canonical_json, json_safe, metrics_digest
+from drills.core.digest import canonical_json, json_safe, metrics_digest
 
 
 def test_nonfinite_floats_become_strings() -> None:

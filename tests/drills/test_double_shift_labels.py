@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from drills.knobs import KnobError, resolve_knobs
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "double-shift-labels"

@@ -2,9 +2,9 @@ import math
 
 import pytest
 
-from drills.base import Knob
-from drills.knobs import KnobError, resolve_knob, resolve_knobs
-from drills.registry import get_drill
+from drills.core.contract import Knob
+from drills.core.knobs import KnobError, resolve_knob, resolve_knobs
+from drills.core.registry import get_drill
 
 drill = get_drill("overfit-one-batch")
 DEFAULTS = {"bug": "none", "examples": 8, "lr": 1e-2, "steps": 200}

@@ -1,7 +1,7 @@
 import pytest
 
-from drills.limits import LimitedReporter, Limits, MemoryLimitExceeded, TimeLimitExceeded
-from drills.runner import run_drill
+from drills.core.limits import LimitedReporter, Limits, MemoryLimitExceeded, TimeLimitExceeded
+from drills.core.runner import run_drill
 
 
 class FakeClock:

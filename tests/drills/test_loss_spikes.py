@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
-from drills.knobs import KnobError, resolve_knobs
-from drills.loss_spikes_training import SpikesConfig, commonest_position, find_spikes
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.catalog.loss_spikes.train import SpikesConfig, commonest_position, find_spikes
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "loss-spikes"

@@ -6,17 +6,18 @@ from typing import Any
 import pytest
 import torch
 
-from drills.knobs import KnobError, resolve_knobs
-from drills.lr_sweep import DEFAULT_LRS, slot_key
-from drills.lr_sweep_training import (
+from drills.catalog.lr_sweep import DEFAULT_LRS
+from drills.catalog.lr_sweep.train import (
     SweepConfig,
     TanhMLP,
     make_problem,
     top_hessian_eigenvalue,
     update_norm,
 )
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.catalog.lr_sweep.verdicts import slot_key
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "lr-sweep"

@@ -6,17 +6,18 @@ from typing import Any
 import pytest
 import torch
 
-from drills.knobs import KnobError, resolve_knobs
-from drills.nan_hunt import CAUSES, LOG_UNDERFLOW_GAP
-from drills.nan_hunt_training import (
+from drills.catalog.nan_hunt import CAUSES
+from drills.catalog.nan_hunt.numerics import LOG_UNDERFLOW_GAP
+from drills.catalog.nan_hunt.train import (
     NanHuntConfig,
     make_batch,
     mean_over_sequences_masked_after,
     mean_over_tokens,
     token_nll,
 )
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "nan-hunt"

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from drills.nonfinite import Finding, FirstNonFinite, first_in, inspect_tensor
+from drills.kit.nonfinite import Finding, FirstNonFinite, first_in, inspect_tensor
 
 
 class Log(nn.Module):

@@ -6,11 +6,11 @@ import pytest
 import torch
 from torch import nn
 
-from drills.knobs import KnobError, resolve_knobs
-from drills.optimizer_membership import EXCLUSIONS
-from drills.optimizer_membership_training import has_grad_but_no_update, stale_tensors
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.catalog.optimizer_membership import EXCLUSIONS
+from drills.catalog.optimizer_membership.train import has_grad_but_no_update, stale_tensors
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "optimizer-membership"

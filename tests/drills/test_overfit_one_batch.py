@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 import torch.nn.functional as F
 
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "overfit-one-batch"

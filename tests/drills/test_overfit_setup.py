@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from drills.overfit_setup import (
+from drills.catalog.overfit_one_batch.setup import (
     OverfitConfig,
     broadcast_mse,
     entropy_of_labels,
@@ -14,15 +14,17 @@ from drills.overfit_setup import (
 
 @pytest.mark.parametrize(("examples", "counts"), [(1, [1]), (2, [1, 1]), (5, [2, 1, 1, 1])])
 def test_labels_are_balanced_as_far_as_the_batch_allows(examples: int, counts: list[int]) -> None:
-    batch = make_batch(OverfitConfig(examples=examples), seed=3)
+    batch = make_batch(OverfitConfig(examples=examples), torch.Generator().manual_seed(3))
     assert sorted(torch.bincount(batch.labels).tolist(), reverse=True) == counts
 
 
 def test_the_batch_depends_only_on_the_seed() -> None:
-    first, again = make_batch(OverfitConfig(), 7), make_batch(OverfitConfig(), 7)
+    first, again = (make_batch(OverfitConfig(), torch.Generator().manual_seed(7)) for _ in (1, 2))
     assert torch.equal(first.features, again.features)
     assert torch.equal(first.labels, again.labels)
-    assert not torch.equal(first.features, make_batch(OverfitConfig(), 8).features)
+    assert not torch.equal(
+        first.features, make_batch(OverfitConfig(), torch.Generator().manual_seed(8)).features
+    )
 
 
 def test_broadcast_mse_matches_a_loop_over_every_pair() -> None:

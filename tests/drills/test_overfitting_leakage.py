@@ -5,10 +5,10 @@ from typing import Any
 import pytest
 import torch
 
-from drills.knobs import KnobError, resolve_knobs
-from drills.overfitting_leakage_training import count_duplicates
-from drills.registry import get_drill
-from drills.runner import run_drill
+from drills.catalog.overfitting_leakage.train import count_duplicates
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "overfitting-leakage"

@@ -1,6 +1,6 @@
 import pytest
 
-from drills.recorder import MetricPoint, MetricRecorder
+from drills.core.recorder import MetricPoint, MetricRecorder
 
 
 def test_points_flush_by_interval_and_at_the_end() -> None:

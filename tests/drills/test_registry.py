@@ -1,6 +1,6 @@
 import pytest
 
-from drills.registry import UnknownDrill, all_drills, get_drill
+from drills.core.registry import UnknownDrill, all_drills, get_drill
 
 
 def test_get_drill_finds_each_listed_drill() -> None:
@@ -19,7 +19,7 @@ def test_unknown_drill_names_the_slug_and_the_known_ones() -> None:
 
 @pytest.mark.parametrize("drill", all_drills(), ids=lambda drill: drill.slug)
 def test_each_drill_is_consistent(drill: object) -> None:
-    from drills.base import Drill
+    from drills.core.contract import Drill
 
     assert isinstance(drill, Drill)
     assert drill.version and drill.summary and drill.symptom and drill.scenario

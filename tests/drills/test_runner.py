@@ -4,12 +4,12 @@ from typing import Any
 import pytest
 import torch
 
-from drills.base import DrillOutcome, Reporter
-from drills.knobs import KnobError
-from drills.overfit_one_batch import OverfitOneBatch
-from drills.recorder import MetricPoint
-from drills.registry import UnknownDrill
-from drills.runner import run_drill
+from drills.catalog.overfit_one_batch import OverfitOneBatch
+from drills.core.contract import DrillOutcome, Reporter
+from drills.core.knobs import KnobError
+from drills.core.recorder import MetricPoint
+from drills.core.registry import UnknownDrill
+from drills.core.runner import run_drill
 
 SLUG = "overfit-one-batch"
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from drills.synthetic_classification import (
+from drills.kit.synthetic_classification import (
     InputNoise,
     LabelledSet,
     TeacherTask,

@@ -1,6 +1,6 @@
 import pytest
 
-from drills.tables import table
+from drills.kit.tables import table
 
 
 def test_a_table_keeps_its_rows_as_lists() -> None:

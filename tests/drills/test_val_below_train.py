@@ -5,10 +5,10 @@ from typing import Any
 import pytest
 import torch
 
-from drills.knobs import KnobError, resolve_knobs
-from drills.registry import get_drill
-from drills.runner import run_drill
-from drills.val_below_train_training import cosine_lr, spread
+from drills.catalog.val_below_train.train import cosine_lr, spread
+from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "val-below-train"

@@ -1,6 +1,6 @@
 import torch
 
-from drills.warmup import warm_up
+from drills.kit.warmup import warm_up
 
 
 def test_warm_up_runs_one_step_on_one_thread() -> None:

@@ -1,0 +1,160 @@
+"""Double-shifted labels: where a causal LM's loss settles tells you how its labels were built.
+
+The text comes from a source whose floors are known: ln 2 for the next token, the higher
+two-step entropy for the token after it, ~0 for a token the model can already see. Each way of
+building labels lands the loss on one of these floors, or hides it behind tokens that are easy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+
+# The values of the `labels` knob; drills/causal_lm.py LABEL_MODES builds the labels for each.
+LABELS = ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked", "prompt-in-loss")
+
+# Thresholds diagnose() reads the numbers with.
+FLOOR_BAND = 0.15  # within ±15% of an entropy floor counts as sitting on it
+COPY_BELOW = 0.25  # response loss under a quarter of ln 2: the answer was visible to the model
+HIDDEN_GAP = 0.15  # a loss 15% under the one it averages over: easy tokens are diluting it
+STILL_FALLING = 0.2  # the loss fell by a fifth after mid-run: it is still on its way down
+
+
+class DoubleShiftLabels(Drill):
+    slug = "double-shift-labels"
+    position = 30
+    title = "Double-shifted labels"
+    summary = "A causal LM's loss floor reveals how far ahead its labels point, and what counts."
+    symptom = (
+        "Your tiny language model's loss settles at a number, but is it the right number? "
+        "The text has a known entropy, and the loss does not always land on it."
+    )
+    scenario = (
+        "A small causal transformer learns synthetic text: a 12-letter prompt that counts "
+        "through a-h (and whose first letter sets the answer's length), then a response of "
+        "10-17 letters from A-P where each letter has exactly two equally likely successors, "
+        "then padding. Predicting the next response letter cannot beat ln 2 ≈ 0.69 nats. "
+        "Choose how the labels are built, predict where the loss, the loss on real tokens and "
+        "the loss on the response settle, then run it."
+    )
+    version = "1"
+    healthy = "shifted-once"
+    knobs = (
+        Knob(
+            "labels",
+            "choice",
+            "shift-once",
+            "How the labels are built: shift-once (labels = inputs, the loss shifts them by one; "
+            "prompt and PAD masked); shift-twice (the labels were already shifted and the loss "
+            "shifts them again); no-shift (the loss forgets to shift); pad-in-loss (PAD labels "
+            "not masked); all-masked (every label set to the ignore index); prompt-in-loss "
+            "(prompt labels not masked).",
+            choices=LABELS,
+        ),
+        Knob(
+            "steps",
+            "int",
+            150,
+            "Optimizer steps, each on a fresh batch of 8 sequences. Too few and no curve has "
+            "reached its floor yet.",
+            minimum=10,
+            maximum=600,
+        ),
+    )
+    hypotheses = (
+        Hypothesis(
+            "shifted-once",
+            "Each label is the token right after its position: the loss settles at the "
+            "next-token entropy, ln 2.",
+        ),
+        Hypothesis(
+            "two-step",
+            "Each label is two tokens ahead: the model has to guess past a token it has not seen, "
+            "and the loss settles at the higher two-step entropy.",
+        ),
+        Hypothesis(
+            "copies-input",
+            "Each label is the token at its own position, which the model can see: it learns to "
+            "copy, and the loss falls to about zero.",
+        ),
+        Hypothesis(
+            "pad-counted",
+            "Padding counts as a target: padding is trivial to predict, so the reported loss ends "
+            "below ln 2, while the loss on the real tokens stays at ln 2.",
+        ),
+        Hypothesis(
+            "prompt-counted",
+            "Prompt tokens count as targets: they are easy to predict, so the total loss ends "
+            "well below ln 2, while the loss on the response stays at ln 2.",
+        ),
+        Hypothesis(
+            "no-targets",
+            "No label survives the mask: the mean loss is zero divided by zero and there is "
+            "nothing to train on.",
+        ),
+        Hypothesis(
+            "not-converged",
+            "The run is too short: the loss is still on its way down and sits on no floor yet.",
+        ),
+    )
+    charts = (
+        Chart(
+            "loss",
+            "Loss: as trained, on real tokens, on the response",
+            ("loss", "real_token_loss", "response_loss", "reference:*"),
+            "nats",
+        ),
+    )
+    observations = (
+        Observation(
+            "final_loss", "Loss as trained (mean of the last 10% of steps)", "next_token_entropy"
+        ),
+        Observation(
+            "real_token_loss", "Loss on real tokens (PAD labels left out)", "next_token_entropy"
+        ),
+        Observation("response_loss", "Loss on response letters only", "next_token_entropy"),
+        Observation(
+            "second_half_drop", "How much the loss still fell after mid-run (share of its value)"
+        ),
+        Observation("two_step_entropy", "Two-step entropy: the floor two tokens ahead"),
+        Observation("initial_loss", "Loss at the first step", "chance_loss"),
+        Observation("targets_counted", "Labels that count in the first batch's loss"),
+        Observation("prompt_share", "Share of the counted real tokens that are prompt letters"),
+        Observation("pad_share", "Share of the counted labels that are PAD"),
+    )
+
+    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+        # Imported here so that describing the drill never pays for importing torch.
+        from drills.catalog.double_shift_labels.train import train
+
+        return train(knobs, seed, report)
+
+    def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
+        if signature.get("targets_counted") == 0:
+            return "no-targets"
+        final = signature.get("final_loss")
+        response = signature.get("response_loss")
+        real = signature.get("real_token_loss")
+        next_floor = signature.get("next_token_entropy")
+        two_step_floor = signature.get("two_step_entropy")
+        if final is None or response is None or real is None or not next_floor:
+            return "not-converged"
+        if response < COPY_BELOW * next_floor:
+            return "copies-input"
+        drop = signature.get("second_half_drop")
+        if drop is not None and drop > STILL_FALLING:
+            return "not-converged"  # passing through a floor's value is not settling on it
+        if abs(response - next_floor) <= FLOOR_BAND * next_floor:
+            if final < (1 - HIDDEN_GAP) * real:
+                return "pad-counted"  # only PAD separates "all counted" from "real tokens"
+            if real < (1 - HIDDEN_GAP) * response:
+                return "prompt-counted"  # real, but not response: the prompt
+            return "shifted-once"
+        if two_step_floor and abs(response - two_step_floor) <= FLOOR_BAND * two_step_floor:
+            return "two-step"
+        return "not-converged"
+
+
+DRILL = DoubleShiftLabels()

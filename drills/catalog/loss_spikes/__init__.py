@@ -1,0 +1,180 @@
+"""Loss spikes: is it the data or the optimizer?
+
+A small classifier trains for several epochs over the same batches in the same order. A spike
+that comes back at the same place in every epoch points at one batch; replaying that step from
+a checkpoint, once with the suspect batch and once with a normal one, settles it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+
+# Thresholds diagnose() reads the numbers with (the spike finder's own live in the training
+# module: a step counts as a spike when its loss is 3x the median of the 5 steps before it).
+# Spikes recur when at least 3 epochs spike at the same place and at least half of all the
+# spikes land there (a broken batch's step can knock the next batch up too: an echo).
+RECUR_EPOCHS = 3
+RECUR_SHARE = 0.5
+# The replay pins a spike on its batch when, from the same state, the suspect batch's loss is
+# at least 3x and 0.5 nats above a normal batch's.
+BATCH_SPECIFIC = 3.0
+BATCH_SPECIFIC_RISE = 0.5
+CONTAINED_BELOW = 0.25  # a spike step raising the clean-data loss by less (nats) is shrugged off
+MANY_SPIKES = 3  # this many spikes that do not line up are not noise
+BLEW_UP = 5.0  # the loss at some step over 5x its starting value: the run blew up
+
+
+class LossSpikes(Drill):
+    slug = "loss-spikes"
+    position = 80
+    title = "Loss spikes"
+    summary = "A spike that returns at the same place every epoch is a batch, not bad luck."
+    symptom = "The training loss falls nicely, then jumps up for a step, again and again."
+    scenario = (
+        "A small MLP learns to sort 16-feature points into 4 classes: 160 examples in 10 "
+        "batches of 16, 8 epochs, the batches in the same order every epoch, plain gradient "
+        "descent. After training, the drill reloads a checkpoint from just before the worst "
+        "spike and replays that step twice: with the batch that spiked and with a normal one. "
+        "Choose whether one batch is corrupt, the clipping, the warmup and the learning rate, "
+        "predict what the curve and the replay will show, then run it."
+    )
+    version = "1"
+    healthy = "clean"
+    knobs = (
+        Knob(
+            "bad_batch",
+            "choice",
+            "on",
+            "on: one batch of the fixed order has every label moved to the wrong class, as a "
+            "botched join would do; off: all batches are correct.",
+            choices=("on", "off"),
+        ),
+        Knob(
+            "clip",
+            "float",
+            0.0,
+            "Largest gradient norm allowed per step (larger gradients are scaled down to it); "
+            "0 turns clipping off. Normal steps here have gradient norms below 1.",
+            minimum=0.0,
+            maximum=100.0,
+        ),
+        Knob(
+            "warmup",
+            "int",
+            0,
+            "Steps over which the learning rate ramps up linearly from almost 0 to its full "
+            "value; 0 starts at full rate. One epoch is 10 steps, the run is 80.",
+            minimum=0,
+            maximum=80,
+        ),
+        Knob(
+            "lr",
+            "float",
+            0.5,
+            "Learning rate of plain gradient descent (no momentum).",
+            minimum=1e-3,
+            maximum=10.0,
+            log_scale=True,
+        ),
+    )
+    hypotheses = (
+        Hypothesis(
+            "bad-batch",
+            "One batch is broken: the loss jumps at the same place in every epoch, replaying that "
+            "batch from a checkpoint jumps again while a normal batch does not, and each jump "
+            "knocks the model back.",
+        ),
+        Hypothesis(
+            "bad-batch-contained",
+            "One batch is broken and still jumps at the same place every epoch, but its step "
+            "barely moves the model: the damage stays in that batch's own loss.",
+        ),
+        Hypothesis(
+            "unstable",
+            "The training itself is unstable: the loss jumps or blows up at no fixed place in the "
+            "epoch, so no single batch explains it.",
+        ),
+        Hypothesis(
+            "clean",
+            "Nothing recurs: the loss falls with ordinary batch-to-batch wobble and no step "
+            "stands out.",
+        ),
+    )
+    charts = (
+        Chart("loss", "Training loss of each batch", ("loss",), "cross-entropy", log_y=True),
+        Chart(
+            "clean_loss",
+            "Loss on the correct labels of all the data, after each step",
+            ("clean_loss",),
+            "cross-entropy",
+            log_y=True,
+        ),
+        Chart(
+            "grad_norm", "Gradient norm (before clipping)", ("grad_norm",), "L2 norm", log_y=True
+        ),
+        Chart("lr", "Learning rate", ("lr",), "learning rate"),
+    )
+    observations = (
+        Observation("initial_loss", "Loss at the first step", "chance_loss"),
+        Observation("final_loss", "Final training loss (mean of the last 10% of steps)"),
+        Observation("final_clean_loss", "Final loss on the correct labels of all the data"),
+        Observation("spike_count", "Spikes (loss over 3x the median of the 5 steps before)"),
+        Observation("spike_steps", "Steps that spiked"),
+        Observation("spike_position", "Place in the epoch where spikes recur (0 = first batch)"),
+        Observation("spike_repeats", "Epochs with a spike at that place", "epochs"),
+        Observation("spike_height", "Typical spike height (x the loss just before)"),
+        Observation(
+            "spike_setback",
+            "How much a spike step raises the loss on the correct data (nats)",
+            "normal_step_change",
+        ),
+        Observation("spike_grad_norm", "Gradient norm at the spikes", "normal_grad_norm"),
+        Observation(
+            "replay_suspect_loss",
+            "Replay from the checkpoint: loss on the batch that spiked",
+            "replay_recorded_loss",
+        ),
+        Observation(
+            "replay_normal_loss", "Replay from the same checkpoint: loss on a normal batch"
+        ),
+        Observation("replay_suspect_setback", "Replay: setback caused by the suspect batch's step"),
+        Observation("replay_normal_setback", "Replay: setback caused by the normal batch's step"),
+        Observation("max_loss", "Highest training loss of the run", "initial_loss"),
+        Observation("nonfinite_step", "First step with a non-finite loss, gradient or weights"),
+    )
+
+    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+        # Imported here so that describing the drill never imports torch.
+        from drills.catalog.loss_spikes.train import train
+
+        return train(knobs, seed, report)
+
+    def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
+        if signature.get("nonfinite_step") is not None:
+            return "unstable"
+        count = signature.get("spike_count") or 0
+        repeats = signature.get("spike_repeats") or 0
+        recurring = repeats >= RECUR_EPOCHS and repeats >= RECUR_SHARE * count
+        suspect, normal = signature.get("replay_suspect_loss"), signature.get("replay_normal_loss")
+        batch_specific = (
+            suspect is not None
+            and normal is not None
+            and suspect >= BATCH_SPECIFIC * normal
+            and suspect - normal >= BATCH_SPECIFIC_RISE
+        )
+        if recurring and batch_specific:
+            setback = signature.get("spike_setback")
+            if setback is not None and setback < CONTAINED_BELOW:
+                return "bad-batch-contained"
+            return "bad-batch"
+        initial, peak = signature.get("initial_loss"), signature.get("max_loss")
+        blew_up = initial is not None and peak is not None and peak > BLEW_UP * initial
+        if count >= MANY_SPIKES or recurring or blew_up:
+            return "unstable"  # jumps the replay cannot pin on one batch
+        return "clean"  # at most a stray blip or two
+
+
+DRILL = LossSpikes()

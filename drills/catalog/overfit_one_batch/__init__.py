@@ -1,0 +1,150 @@
+"""Overfit a single batch: the fastest check that a training loop is wired correctly.
+
+A capable model trained on one small, fixed batch must drive the loss to ~0. Each injected bug
+leaves its own plateau, and the height of the plateau gives the bug away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.catalog.overfit_one_batch.signature import OverfitSignature
+from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+
+BUGS = ("none", "shuffled-labels", "broadcast-target", "all-padding", "randomness-on")
+
+# Thresholds diagnose() reads the numbers with.
+FITS_BELOW = 0.1  # final loss under this: the batch was memorised
+PLATEAU_BAND = 0.15  # within ±15% of a theoretical floor counts as sitting on it
+STILL_BELOW = 0.05  # weights moved less than 5% of their size: the optimizer barely acted
+EVAL_GAP = 0.5  # eval-mode loss under half the training loss: training noise hides the fit
+DIVERGED_ABOVE = 1.5  # final loss 50% above the initial loss: the steps made things worse
+
+
+class OverfitOneBatch(Drill):
+    slug = "overfit-one-batch"
+    position = 10
+    title = "Overfit a single batch"
+    summary = "A model that cannot memorise 8 examples has a wiring bug, not a capacity problem."
+    symptom = "The loss on one fixed batch of 8 examples will not go to zero."
+    scenario = (
+        "Before a long run, you train a small MLP for a few hundred steps on one fixed batch "
+        "(16 random features, 4 balanced classes, plus a numeric score per example that one "
+        "variant of the loop regresses instead of the class). A healthy loop memorises the "
+        "batch; yours may carry one of several data bugs. Choose a bug, the batch size and the "
+        "learning rate, predict where the loss will settle, then run it."
+    )
+    version = "1"
+    healthy = "fits"
+    signature_type = OverfitSignature
+    knobs = (
+        Knob(
+            "examples",
+            "int",
+            8,
+            "How many examples the single batch holds. With one example some bugs become "
+            "invisible, which is worth seeing once.",
+            choices=(1, 2, 5, 8),
+        ),
+        Knob(
+            "bug",
+            "choice",
+            "none",
+            "The data bug injected into the loop: none; labels re-permuted within the batch "
+            "every step; a (N, 1) score prediction compared with a (N,) score target; every "
+            "label masked as padding; dropout and input-noise augmentation left on.",
+            choices=BUGS,
+        ),
+        Knob(
+            "lr",
+            "float",
+            1e-2,
+            "Adam learning rate.",
+            minimum=1e-6,
+            maximum=10.0,
+            log_scale=True,
+        ),
+        Knob("steps", "int", 200, "Optimizer steps on the same batch.", minimum=10, maximum=2000),
+    )
+    hypotheses = (
+        Hypothesis(
+            "fits",
+            "The loop is wired correctly: the model memorises the batch and the loss goes to zero.",
+        ),
+        Hypothesis(
+            "labels-detached",
+            "The targets no longer belong to their inputs, so the model can only learn how often "
+            "each label occurs: the loss stalls at the entropy of the batch's labels.",
+        ),
+        Hypothesis(
+            "shape-broadcast",
+            "Prediction and target have different shapes, the loss compares every pair, and the "
+            "best answer is the mean target: the loss stalls at the target variance.",
+        ),
+        Hypothesis(
+            "nothing-supervised",
+            "No target survives the mask, so there is nothing to learn from and the mean loss "
+            "is zero divided by zero.",
+        ),
+        Hypothesis(
+            "randomness",
+            "Dropout or augmentation is still on: the loss falls but stays noisy above zero, while "
+            "the same weights in eval mode on clean inputs do much better.",
+        ),
+        Hypothesis(
+            "learning-rate",
+            "The learning rate is wrong: the loss barely moves, or it jumps about and blows up.",
+        ),
+    )
+    charts = (
+        Chart("loss", "Training loss", ("loss",), "loss"),
+        Chart("p_correct", "Probability of the correct class", ("p_correct",), "probability"),
+        Chart("grad_norm", "Gradient norm", ("grad_norm",), "L2 norm", log_y=True),
+    )
+    observations = (
+        Observation("final_loss", "Final loss (mean of the last 10% of steps)", "label_entropy"),
+        Observation("initial_loss", "Loss at the first step", "chance_loss"),
+        Observation("target_variance", "Variance of the score targets (where a broadcast settles)"),
+        Observation("eval_loss", "Loss in eval mode on the clean batch", "final_loss"),
+        Observation("loss_noise", "Spread of the loss over the last 10% of steps"),
+        Observation("final_p_correct", "Probability of the correct class at the end"),
+        Observation("weight_change", "How far the weights moved, relative to their size"),
+        Observation("supervised_targets", "Targets that count in the loss"),
+        Observation("nonfinite_step", "First step whose loss was not finite"),
+    )
+
+    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+        # Imported here so that describing the drill (the web process, `drills list`) never
+        # pays for importing torch; only a worker that trains does.
+        from drills.catalog.overfit_one_batch.train import train
+
+        return train(knobs, seed, report)
+
+    def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
+        if signature.get("supervised_targets") == 0:
+            return "nothing-supervised"
+        if signature.get("nonfinite_step") is not None:
+            return "learning-rate"
+        final, initial = signature.get("final_loss"), signature.get("initial_loss")
+        if final is None or initial is None:
+            return "learning-rate"
+        if final < FITS_BELOW:
+            return "fits"
+        weight_change = signature.get("weight_change")
+        if weight_change is not None and weight_change < STILL_BELOW:
+            return "learning-rate"  # the loss sits still because the weights do
+        if final > DIVERGED_ABOVE * initial:
+            return "learning-rate"
+        eval_loss = signature.get("eval_loss")
+        if eval_loss is not None and eval_loss < EVAL_GAP * final:
+            return "randomness"
+        floors = (("target_variance", "shape-broadcast"), ("label_entropy", "labels-detached"))
+        for reference, key in floors:
+            floor = signature.get(reference)
+            if floor is not None and abs(final - floor) <= PLATEAU_BAND * floor:
+                return key
+        return "learning-rate"  # moving, but slowly and towards no known floor
+
+
+DRILL = OverfitOneBatch()

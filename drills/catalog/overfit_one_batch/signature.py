@@ -1,0 +1,26 @@
+"""What a run of "Overfit a single batch" reports (torch-free, so the description can name it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drills.core.contract import Signature
+
+
+@dataclass
+class OverfitSignature(Signature):
+    examples: int | None = None
+    supervised_targets: int | None = None  # None when a score is regressed (no class targets)
+    steps_run: int | None = None
+    initial_loss: float | None = None
+    final_loss: float | None = None  # mean of the last 10% of steps
+    min_loss: float | None = None
+    loss_noise: float | None = None  # spread of the last 10% of steps
+    eval_loss: float | None = None  # the final weights in eval mode on the clean batch
+    final_p_correct: float | None = None
+    chance_loss: float | None = None  # ln(classes): a model that knows nothing
+    label_entropy: float | None = None  # where shuffled labels settle
+    target_variance: float | None = None  # where a broadcast target settles
+    weight_change: float | None = None  # ||final - initial|| / ||initial||
+    nonfinite_step: int | None = None
+    raw_loss_finite: bool | None = None  # all-padding: is the 0/0 loss finite?

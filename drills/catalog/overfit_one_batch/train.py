@@ -1,0 +1,128 @@
+"""The training loop of "Overfit a single batch", with the chosen data bug injected.
+
+Kept apart from the drill's description (__init__.py) so that only a worker process that actually
+trains imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from drills.catalog.overfit_one_batch.setup import (
+    MLP,
+    PADDING,
+    OverfitConfig,
+    broadcast_mse,
+    describe_inputs,
+    entropy_of_labels,
+    make_batch,
+    probability_of_true_class,
+)
+from drills.catalog.overfit_one_batch.signature import OverfitSignature
+from drills.core.contract import DrillError, DrillOutcome, Reporter
+from drills.kit.audit import relative_weight_change, total_grad_norm
+from drills.kit.run import Run
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+    """Train on one fixed batch with the chosen bug injected; see OverfitOneBatch."""
+    config = OverfitConfig(
+        examples=knobs["examples"], bug=knobs["bug"], lr=knobs["lr"], steps=knobs["steps"]
+    )
+    run = Run(seed, report)
+    bug, classes = config.bug, config.classes
+    batch = make_batch(config, run.data_rng)
+    regress_score = bug == "broadcast-target"
+    randomness_on = bug == "randomness-on"
+
+    # What the loss compares the predictions with.
+    loss_fn: LossFn
+    torch_warnings: set[str] = set()
+    if regress_score:
+        targets = batch.scores
+
+        def loss_fn(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+            value, caught = broadcast_mse(prediction, target)
+            torch_warnings.update(caught)  # keep torch's warning as evidence
+            return value
+
+        outputs = 1
+    else:
+        targets = batch.labels.clone()
+        if bug == "all-padding":
+            targets.fill_(PADDING)
+        loss_fn, outputs = F.cross_entropy, config.classes
+
+    model = MLP(config, outputs)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    run.watch(model, optimizer)
+    # The overfit check is meant to run with randomness off: eval mode disables dropout.
+    model.train(randomness_on)
+
+    signature = OverfitSignature(
+        examples=config.examples,
+        supervised_targets=int((targets != PADDING).sum()) if not regress_score else None,
+        chance_loss=math.log(config.classes),
+        label_entropy=None if regress_score else entropy_of_labels(batch.labels, classes),
+        target_variance=float(targets.var(correction=0)) if regress_score else None,
+    )
+    inputs = describe_inputs(batch, targets, bug)
+
+    if signature.supervised_targets == 0:
+        raw = F.cross_entropy(model(batch.features), targets, ignore_index=PADDING)
+        message = (
+            f"no supervised targets: all {config.examples} labels are masked as padding "
+            f"(ignore_index={PADDING}), so the mean cross-entropy is 0/0 = {raw.item()}; "
+            "there is nothing to train on"
+        )
+        signature.raw_loss_finite = bool(torch.isfinite(raw))
+        outcome = run.outcome(signature, inputs=inputs, error=message, loss_sum=0.0, loss_count=0)
+        raise DrillError(message, outcome=outcome)
+
+    for step in range(config.steps):
+        x = batch.features
+        if randomness_on:
+            x = x + config.augment_noise * torch.randn_like(x)  # fresh noise every step
+        step_targets = targets
+        if bug == "shuffled-labels":
+            step_targets = targets[torch.randperm(config.examples)]
+
+        output = model(x)
+        loss = loss_fn(output, step_targets)
+        if run.stop_if_nonfinite(step, loss.item()):
+            break  # diverged: stop rather than plot NaN
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        run.after_backward()
+        grad_norm = total_grad_norm(model.parameters())
+        if run.stop_if_nonfinite(step, grad_norm):
+            break
+        optimizer.step()
+
+        run.log("loss", step, loss.item())
+        if not regress_score:
+            run.log("p_correct", step, probability_of_true_class(output, batch.labels))
+        run.log("grad_norm", step, grad_norm)
+
+    # Re-measure the final weights without training noise, against the true targets.
+    model.eval()
+    with torch.no_grad():
+        eval_loss = loss_fn(model(batch.features), targets).item()
+    losses = run.values("loss")
+    signature.steps_run = len(losses)
+    signature.initial_loss = run.first("loss")
+    signature.final_loss = run.tail_mean("loss")
+    signature.min_loss = min(losses) if losses else None
+    signature.loss_noise = run.tail_std("loss")
+    signature.final_p_correct = run.tail_mean("p_correct")
+    signature.eval_loss = eval_loss if math.isfinite(eval_loss) else None
+    signature.weight_change = relative_weight_change(run.parameter_rows())
+    signature.nonfinite_step = run.nonfinite_step
+    return run.outcome(signature, inputs=inputs, torch_warnings=sorted(torch_warnings))

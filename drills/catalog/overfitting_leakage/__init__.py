@@ -1,0 +1,159 @@
+"""Overfitting and leakage: a large model on a small, noisy training set.
+
+The training loss keeps falling while the validation loss reaches a minimum and climbs again:
+the checkpoint to keep is the one at that minimum. Copy validation examples into the training
+set and the validation loss stops warning you, while a held-out set nothing was copied from
+still shows how badly the model generalises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+
+# Thresholds diagnose() reads the numbers with.
+UNDERFIT_ABOVE = 0.9  # training loss above 90% of chance: the model did not even fit its data
+GAP_ABOVE = 0.3  # clean held-out loss this many nats above training: a real generalisation gap
+# Validation better than clean held-out data by this share of that gap, and by more nats than two
+# honest samples differ by chance, sits towards the training loss: it has leaked.
+LEAK_SHARE = 0.3
+LEAK_NATS = 0.25
+
+
+class OverfittingLeakage(Drill):
+    slug = "overfitting-leakage"
+    position = 90
+    title = "Overfitting and leakage"
+    summary = (
+        "Validation loss turns up when a big model memorises; it stops turning up if it leaks."
+    )
+    symptom = "Training loss heads for zero while validation loss bottoms out early and climbs."
+    scenario = (
+        "An MLP with about 19,000 weights trains for 400 steps on a few hundred examples of a "
+        "4-class problem whose labels are noisy: even the true rule gets many of them wrong. "
+        "Every 10 steps it is scored on its training set, on 512 validation examples, and on "
+        "1,024 clean held-out examples that are never copied anywhere. Change the amount of "
+        "data, weight decay or dropout, or copy part of the validation set into training, and "
+        "predict where validation bottoms out and what it does afterwards."
+    )
+    version = "1"
+    # Enough data or regularisation: validation follows training without turning up.
+    healthy = "generalises"
+    knobs = (
+        Knob(
+            "train_size",
+            "int",
+            128,
+            "Fresh training examples (leaked copies come on top). The number of steps is "
+            "fixed, so a larger set is seen fewer times.",
+            minimum=32,
+            maximum=2048,
+        ),
+        Knob(
+            "weight_decay",
+            "float",
+            0.0,
+            "AdamW weight decay: each step shrinks every weight a little towards zero.",
+            minimum=0.0,
+            maximum=50.0,
+        ),
+        Knob(
+            "dropout",
+            "float",
+            0.0,
+            "Dropout probability after each hidden layer (all losses are scored in eval mode).",
+            minimum=0.0,
+            maximum=0.9,
+        ),
+        Knob(
+            "leak",
+            "float",
+            0.0,
+            "Fraction of the validation set duplicated into the training set: the split bug.",
+            minimum=0.0,
+            maximum=1.0,
+        ),
+    )
+    hypotheses = (
+        Hypothesis(
+            "overfits",
+            "The model memorises its small training set: training loss falls far below the "
+            "validation loss, which reaches a minimum and then climbs, so the checkpoint to "
+            "keep is the one at that minimum.",
+        ),
+        Hypothesis(
+            "leakage",
+            "Validation examples are also in the training set: validation loss follows the "
+            "training loss down, while data the model never saw still does much worse.",
+        ),
+        Hypothesis(
+            "generalises",
+            "The model cannot simply memorise (enough data or enough regularisation): "
+            "validation and held-out losses stay close to the training loss.",
+        ),
+        Hypothesis(
+            "underfit",
+            "The model is held back so hard that it does not even fit its training data: "
+            "every loss stays near the loss of guessing.",
+        ),
+    )
+    charts = (
+        Chart(
+            "losses",
+            "Loss on training, validation and clean held-out data",
+            ("train", "val", "clean"),
+            "cross-entropy (nats)",
+        ),
+        Chart(
+            "gaps",
+            "Generalisation gap: each loss minus the training loss",
+            ("val_minus_train", "clean_minus_train"),
+            "nats",
+        ),
+    )
+    observations = (
+        Observation("best_step", "Step with the lowest validation loss (the checkpoint to keep)"),
+        Observation("min_val_loss", "Lowest validation loss", "noise_floor"),
+        Observation("final_val_loss", "Validation loss at the end", "min_val_loss"),
+        Observation("final_train_loss", "Training loss at the end"),
+        Observation("final_gap", "Validation minus training loss at the end"),
+        Observation("val_rise", "How far validation climbed back from its minimum"),
+        Observation("final_clean_loss", "Clean held-out loss at the end", "final_val_loss"),
+        Observation("clean_gap", "Clean held-out minus training loss at the end"),
+        Observation(
+            "clean_loss_at_best_step",
+            "Clean held-out loss of the checkpoint validation picks",
+            "min_clean_loss",
+        ),
+        Observation("val_optimism", "How much better validation looks than clean held-out data"),
+        Observation("duplicates_found", "Validation examples found verbatim in training"),
+        Observation("noise_floor", "The true rule's own expected loss: the best possible"),
+        Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
+    )
+
+    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+        # Imported here so that describing the drill never pays for importing torch.
+        from drills.catalog.overfitting_leakage.train import train
+
+        return train(knobs, seed, report)
+
+    def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
+        train = signature.get("final_train_loss")
+        val, clean = signature.get("final_val_loss"), signature.get("final_clean_loss")
+        chance = signature.get("chance_loss")
+        if train is None or val is None or clean is None:
+            return "underfit"  # nothing was scored
+        if chance is not None and train > UNDERFIT_ABOVE * chance:
+            return "underfit"
+        clean_gap = clean - train
+        if clean_gap <= GAP_ABOVE:
+            return "generalises"
+        # Where validation sits between clean data (honest: share 0) and training (leaked: 1).
+        if clean - val > max(LEAK_SHARE * clean_gap, LEAK_NATS):
+            return "leakage"
+        return "overfits"
+
+
+DRILL = OverfittingLeakage()

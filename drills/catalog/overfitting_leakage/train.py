@@ -1,0 +1,262 @@
+"""The training loop of "Overfitting and leakage": a large MLP on a small training set.
+
+Kept apart from the drill's description (drills/overfitting_leakage.py) so that only a worker
+process that actually trains imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from drills.core.contract import DrillOutcome, Reporter, SignatureValue
+from drills.kit.audit import ParameterAudit
+from drills.kit.curves import tail_mean
+from drills.kit.synthetic_classification import (
+    LabelledSet,
+    TeacherTask,
+    build_mlp,
+    concat_sets,
+    decoded_examples,
+    draw_set,
+    first_examples,
+    make_teacher,
+    mean_loss,
+    noise_floor,
+    sets_digest,
+)
+from drills.kit.tables import table
+
+# Every run reports every key, so records line up.
+SIGNATURE_KEYS = (
+    "train_examples",
+    "leaked_examples",
+    "duplicates_found",
+    "val_examples",
+    "clean_examples",
+    "steps",
+    "final_train_loss",
+    "best_step",
+    "min_val_loss",
+    "final_val_loss",
+    "val_rise",
+    "final_gap",
+    "clean_loss_at_best_step",
+    "best_clean_step",
+    "min_clean_loss",
+    "final_clean_loss",
+    "clean_gap",
+    "val_optimism",
+    "noise_floor",
+    "chance_loss",
+)
+
+
+@dataclass(frozen=True)
+class OverfittingConfig:
+    train_size: int = 128  # fresh training examples
+    weight_decay: float = 0.0  # AdamW's decoupled weight decay
+    dropout: float = 0.0
+    leak: float = 0.0  # fraction of the validation set copied into the training set
+    # Noisy labels (the teacher is far from sure) give a large model plenty to memorise.
+    task: TeacherTask = field(default_factory=lambda: TeacherTask(features=16, sharpness=3.0))
+    val_examples: int = 512
+    clean_examples: int = 1024  # a held-out set nothing is ever copied from
+    hidden: int = 128  # ~19k weights: far more than a few hundred noisy labels need
+    batch_size: int = 32
+    steps: int = 400  # a fixed budget, so every training-set size gets the same compute
+    lr: float = 1.5e-3
+    eval_every: int = 10
+
+
+def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+    """Train the large MLP on the small set, scoring every few steps; see OverfittingLeakage."""
+    config = OverfittingConfig(
+        train_size=knobs["train_size"],
+        weight_decay=knobs["weight_decay"],
+        dropout=knobs["dropout"],
+        leak=knobs["leak"],
+    )
+    # A private generator, and the evaluation sets drawn first: validation and clean sets depend
+    # on the seed only, so runs with different knobs are scored on exactly the same examples.
+    data_rng = torch.Generator().manual_seed(seed)
+    teacher = make_teacher(config.task, data_rng)
+    val_set = draw_set(config.task, teacher, config.val_examples, data_rng)
+    clean_set = draw_set(config.task, teacher, config.clean_examples, data_rng)
+    fresh_set = draw_set(config.task, teacher, config.train_size, data_rng)
+    # The leak: duplicates of validation examples end up on the training side of the split.
+    leaked = round(config.leak * config.val_examples)
+    train_set = concat_sets(fresh_set, first_examples(val_set, leaked))
+    order_rng = torch.Generator().manual_seed(seed + 1)
+
+    model = build_mlp(config.task, config.hidden, dropout=config.dropout)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.lr, weight_decay=config.weight_decay
+    )
+    audit = ParameterAudit(model, optimizer)
+
+    steps_seen: list[int] = []
+    train_losses: list[float] = []
+    val_losses: list[float] = []
+    clean_losses: list[float] = []
+    order = torch.randperm(len(train_set), generator=order_rng)
+    position = 0
+    model.train()  # scoring below switches to eval mode and back
+    for step in range(1, config.steps + 1):
+        if position + config.batch_size > len(train_set):  # epoch over: reshuffle
+            order, position = torch.randperm(len(train_set), generator=order_rng), 0
+        indices = order[position : position + config.batch_size]
+        position += config.batch_size
+
+        loss = F.cross_entropy(model(train_set.features[indices]), train_set.labels[indices])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        scoring = step % config.eval_every == 0
+        if scoring:
+            audit.after_backward()  # the audit keeps the latest gradients; the last step scores
+        optimizer.step()
+
+        if scoring:
+            # Every loss in eval mode: dropout must not make training look worse than it is.
+            steps_seen.append(step)
+            train_losses.append(mean_loss(model, train_set, train_mode=False))
+            val_losses.append(mean_loss(model, val_set, train_mode=False))
+            clean_losses.append(mean_loss(model, clean_set, train_mode=False))
+            report.metric("train", step, train_losses[-1])
+            report.metric("val", step, val_losses[-1])
+            report.metric("clean", step, clean_losses[-1])
+            report.metric("val_minus_train", step, val_losses[-1] - train_losses[-1])
+            report.metric("clean_minus_train", step, clean_losses[-1] - train_losses[-1])
+
+    best = min(range(len(val_losses)), key=val_losses.__getitem__)
+    best_clean = min(range(len(clean_losses)), key=clean_losses.__getitem__)
+    final_train = _tail(train_losses)
+    final_val = _tail(val_losses)
+    final_clean = _tail(clean_losses)
+    duplicates = count_duplicates(train_set.features, val_set.features)
+    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
+    signature |= {
+        "train_examples": len(train_set),
+        "leaked_examples": leaked,
+        "duplicates_found": duplicates,
+        "val_examples": config.val_examples,
+        "clean_examples": config.clean_examples,
+        "steps": config.steps,
+        "final_train_loss": final_train,
+        "best_step": steps_seen[best],
+        "min_val_loss": val_losses[best],
+        "final_val_loss": final_val,
+        "val_rise": final_val - val_losses[best],
+        "final_gap": final_val - final_train,
+        "clean_loss_at_best_step": clean_losses[best],
+        "best_clean_step": steps_seen[best_clean],
+        "min_clean_loss": clean_losses[best_clean],
+        "final_clean_loss": final_clean,
+        "clean_gap": final_clean - final_train,
+        "val_optimism": final_clean - final_val,
+        "noise_floor": noise_floor(clean_set),
+        "chance_loss": math.log(config.task.classes),
+    }
+    diagnostics = {
+        "parameters": audit.rows(),
+        "tables": [
+            checkpoint_table(signature),
+            split_audit_table(
+                config,
+                len(train_set),
+                leaked,
+                duplicates,
+                count_duplicates(train_set.features, clean_set.features),
+            ),
+        ],
+    }
+    inputs = describe_inputs(train_set, val_set, clean_set, leaked)
+    return DrillOutcome(signature, diagnostics, inputs)
+
+
+def _tail(values: list[float]) -> float:
+    mean = tail_mean(values)
+    assert mean is not None  # every run scores at least once
+    return mean
+
+
+def count_duplicates(train_features: torch.Tensor, val_features: torch.Tensor) -> int:
+    """How many validation examples also appear, exactly, among the training examples.
+
+    The check worth running on any real split before trusting its validation loss.
+    """
+    # Give every distinct row an id, then ask which validation ids also occur in training.
+    _, ids = torch.unique(torch.cat([train_features, val_features]), dim=0, return_inverse=True)
+    train_ids, val_ids = ids[: len(train_features)], ids[len(train_features) :]
+    return int(torch.isin(val_ids, train_ids).sum())
+
+
+def checkpoint_table(signature: dict[str, SignatureValue]) -> dict[str, Any]:
+    return table(
+        "checkpoints",
+        "Which checkpoint to keep",
+        ("checkpoint", "step", "val loss", "clean held-out loss"),
+        (
+            (
+                "lowest validation loss (what you would keep)",
+                signature["best_step"],
+                signature["min_val_loss"],
+                signature["clean_loss_at_best_step"],
+            ),
+            (
+                "the end of training",
+                signature["steps"],
+                signature["final_val_loss"],
+                signature["final_clean_loss"],
+            ),
+            (
+                "lowest clean loss (hindsight)",
+                signature["best_clean_step"],
+                None,
+                signature["min_clean_loss"],
+            ),
+        ),
+        note="End-of-training losses are the mean of the last 10% of evaluations.",
+    )
+
+
+def split_audit_table(
+    config: OverfittingConfig,
+    train_examples: int,
+    leaked: int,
+    duplicates: int,
+    clean_duplicates: int,
+) -> dict[str, Any]:
+    return table(
+        "split_audit",
+        "The split, audited",
+        ("set", "examples", "also found in training"),
+        (
+            ("training", train_examples, None),
+            ("validation", config.val_examples, duplicates),
+            ("clean held-out", config.clean_examples, clean_duplicates),
+        ),
+        note=f"{leaked} validation examples were copied into training; an exact-match "
+        f"search finds {duplicates}.",
+    )
+
+
+def describe_inputs(
+    train_set: LabelledSet, val_set: LabelledSet, clean_set: LabelledSet, leaked: int
+) -> dict[str, Any]:
+    return {
+        "shapes": {
+            "train_features": list(train_set.features.shape),
+            "val_features": list(val_set.features.shape),
+            "clean_features": list(clean_set.features.shape),
+        },
+        "sha256": sets_digest(train_set, val_set, clean_set),
+        "examples": decoded_examples(train_set),
+        "note": f"the training set ends with {leaked} copies of validation examples"
+        if leaked
+        else "no validation example is copied into training",
+    }

@@ -1,0 +1,172 @@
+"""Validation below training: the online training loss is measured under harsher conditions.
+
+Dropout and input-noise augmentation are on while the training loss is recorded and off when
+validation runs, so a validation loss below the training loss is usually a measurement effect,
+not an easier validation set. Re-measuring the training set in eval mode settles which it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+
+EVAL_MODES = ("eval", "train")
+
+# Thresholds diagnose() reads the numbers with. Gaps are relative to the eval-mode training loss.
+UNDERFIT_BELOW = 1 / 3  # the model removed under a third of the loss there was to remove
+GAP_BAND = 0.15  # curves within 15% of the eval-mode training loss count as lying together
+# Validation wobbling 3x more than the eval-mode training curve is measurement noise...
+NOISY_RATIO = 3.0
+NOISY_FLOOR = 0.002  # ...and by more than this many nats, so two flat curves never count as noisy
+
+
+class ValBelowTrain(Drill):
+    slug = "val-below-train"
+    position = 40
+    title = "Validation below training"
+    summary = "Dropout and augmentation make the loss you log while training look worse than it is."
+    symptom = "The validation loss is lower than the training loss, epoch after epoch."
+    scenario = (
+        "A small MLP with dropout learns a 4-class problem from 8,192 examples; the validation "
+        "set is 2,048 fresh examples from the same source. Each epoch the loop logs the mean "
+        "of its batch losses (the usual training curve), re-scores the training set with the "
+        "model in eval mode, and scores the validation set. Turn dropout and input-noise "
+        "augmentation up or down, or leave the model in train mode while validating, and "
+        "predict how the three curves will sit."
+    )
+    version = "1"
+    # Evaluated correctly, dropout/augmentation make online training loss sit above validation.
+    healthy = "train-noise"
+    knobs = (
+        Knob(
+            "dropout",
+            "float",
+            0.5,
+            "Dropout probability after each hidden layer. Active in train mode only.",
+            minimum=0.0,
+            maximum=0.9,
+        ),
+        Knob(
+            "augment_noise",
+            "float",
+            0.0,
+            "Augmentation: standard deviation of Gaussian noise added to the inputs (which have "
+            "unit variance). It is a layer of the model, so it too is active in train mode only.",
+            minimum=0.0,
+            maximum=1.0,
+        ),
+        Knob(
+            "eval_mode",
+            "choice",
+            "eval",
+            "The mode the model is in while validation runs: eval (correct), or train (the bug: "
+            "model.eval() was never called, so dropout and noise stay on).",
+            choices=EVAL_MODES,
+        ),
+    )
+    hypotheses = (
+        Hypothesis(
+            "train-noise",
+            "Dropout or augmentation inflates the logged training loss: scored again without "
+            "them, the training data does as well as validation, and both sit below the logged "
+            "curve.",
+        ),
+        Hypothesis(
+            "no-gap",
+            "Nothing random is switched on while training, so the logged training loss, the "
+            "re-scored training loss and the validation loss lie on top of each other.",
+        ),
+        Hypothesis(
+            "val-in-train-mode",
+            "Validation runs with dropout and noise still on: the validation curve jumps about "
+            "from epoch to epoch and sits up with the logged training loss, above the re-scored "
+            "training loss.",
+        ),
+        Hypothesis(
+            "val-easier",
+            "The validation examples are easier than the training examples (or copies of them): "
+            "validation stays below even the re-scored training loss.",
+        ),
+        Hypothesis(
+            "overfits",
+            "The model has memorised its training examples: the re-scored training loss sits "
+            "clearly below a steady validation loss.",
+        ),
+        Hypothesis(
+            "underfit",
+            "There is so much noise that the model hardly learns: every curve stays much "
+            "closer to the loss of guessing (ln 4) than to what the teacher achieves.",
+        ),
+    )
+    charts = (
+        Chart(
+            "losses",
+            "Loss per epoch, measured three ways",
+            ("train_online", "train_eval", "val"),
+            "cross-entropy (nats)",
+        ),
+        Chart(
+            "gaps",
+            "Distance from the training loss re-scored in eval mode",
+            ("online_minus_train_eval", "val_minus_train_eval"),
+            "nats",
+        ),
+    )
+    observations = (
+        Observation(
+            "online_train_loss",
+            "Logged training loss (mean of each epoch's batches, last epochs)",
+            "train_eval_loss",
+        ),
+        Observation(
+            "train_eval_loss", "Training loss re-scored in eval mode (last epochs)", "noise_floor"
+        ),
+        Observation("val_loss", "Validation loss (last epochs)", "train_eval_loss"),
+        Observation("online_gap", "Logged minus re-scored training loss"),
+        Observation("val_gap", "Validation minus re-scored training loss"),
+        Observation("val_below_online", "How far validation sits below the logged training loss"),
+        Observation(
+            "val_spread",
+            "Epoch-to-epoch spread of the validation loss (std, last epochs)",
+            "train_eval_spread",
+        ),
+        Observation(
+            "learned_share",
+            "Share of the learnable loss removed (0: guessing, 1: as good as the teacher)",
+        ),
+        Observation("noise_floor", "Teacher's own expected loss: the best any model can do"),
+        Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
+    )
+
+    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+        # Imported here so that describing the drill never pays for importing torch.
+        from drills.catalog.val_below_train.train import train
+
+        return train(knobs, seed, report)
+
+    def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
+        online = signature.get("online_train_loss")
+        train_eval = signature.get("train_eval_loss")
+        val = signature.get("val_loss")
+        if online is None or train_eval is None or val is None:
+            return "underfit"  # no numbers: nothing was learned that we could see
+        learned = signature.get("learned_share")
+        if learned is not None and learned < UNDERFIT_BELOW:
+            return "underfit"
+        band = GAP_BAND * train_eval
+        if val - train_eval > band:
+            val_spread = signature.get("val_spread") or 0.0
+            steady_spread = signature.get("train_eval_spread") or 0.0
+            if val_spread > max(NOISY_RATIO * steady_spread, NOISY_FLOOR):
+                return "val-in-train-mode"
+            return "overfits"
+        if train_eval - val > band:
+            return "val-easier"
+        if online - train_eval > band:
+            return "train-noise"
+        return "no-gap"
+
+
+DRILL = ValBelowTrain()

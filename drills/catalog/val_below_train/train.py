@@ -1,0 +1,241 @@
+"""The training loop of "Validation below training": one loss, measured three ways each epoch.
+
+Kept apart from the drill's description (drills/val_below_train.py) so that only a worker process
+that actually trains imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from drills.core.contract import DrillOutcome, Reporter, SignatureValue
+from drills.kit.audit import ParameterAudit
+from drills.kit.synthetic_classification import (
+    LabelledSet,
+    TeacherTask,
+    build_mlp,
+    decoded_examples,
+    draw_set,
+    make_teacher,
+    mean_loss,
+    noise_floor,
+    sets_digest,
+)
+from drills.kit.tables import table
+
+# Every run reports every key, so records line up.
+SIGNATURE_KEYS = (
+    "epochs",
+    "train_examples",
+    "val_examples",
+    "online_train_loss",
+    "train_eval_loss",
+    "val_loss",
+    "online_gap",
+    "val_gap",
+    "val_below_online",
+    "val_spread",
+    "train_eval_spread",
+    "learned_share",
+    "noise_floor",
+    "chance_loss",
+)
+
+
+@dataclass(frozen=True)
+class ValBelowTrainConfig:
+    dropout: float = 0.5
+    augment_noise: float = 0.0  # std of the Gaussian noise added to the inputs in train mode
+    eval_mode: str = "eval"  # the mode validation runs in; "train" is the bug
+    task: TeacherTask = field(default_factory=lambda: TeacherTask(features=8, sharpness=6.0))
+    # Plenty of data for a small model, so the model generalises and any train/val difference
+    # comes from how the losses are measured, not from overfitting.
+    train_examples: int = 8192
+    val_examples: int = 2048
+    hidden: int = 16
+    batch_size: int = 512
+    epochs: int = 20
+    lr: float = 5e-3  # peak Adam learning rate, decayed to 0 along a cosine
+    last_epochs: int = 8  # the epochs the signature averages over (and measures spread on)
+
+
+def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+    """Train with dropout/augmentation as chosen; see ValBelowTrain."""
+    config = ValBelowTrainConfig(
+        dropout=knobs["dropout"], augment_noise=knobs["augment_noise"], eval_mode=knobs["eval_mode"]
+    )
+    # A private generator: the data depend on the seed only, so every knob setting sees the
+    # same sets, and the same batch order (dropout and noise draw from torch's global RNG).
+    data_rng = torch.Generator().manual_seed(seed)
+    teacher = make_teacher(config.task, data_rng)
+    val_set = draw_set(config.task, teacher, config.val_examples, data_rng)
+    train_set = draw_set(config.task, teacher, config.train_examples, data_rng)
+    order_rng = torch.Generator().manual_seed(seed + 1)
+
+    model = build_mlp(
+        config.task, config.hidden, dropout=config.dropout, input_noise=config.augment_noise
+    )
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    audit = ParameterAudit(model, optimizer)
+    val_in_train_mode = config.eval_mode == "train"
+
+    batches_per_epoch = math.ceil(config.train_examples / config.batch_size)
+    total_steps = config.epochs * batches_per_epoch
+    online: list[float] = []
+    train_eval: list[float] = []
+    val: list[float] = []
+    step = 0
+    for epoch in range(1, config.epochs + 1):
+        model.train()  # dropout and input noise on
+        batch_losses = []
+        order = torch.randperm(config.train_examples, generator=order_rng)
+        for start in range(0, config.train_examples, config.batch_size):
+            indices = order[start : start + config.batch_size]
+            for group in optimizer.param_groups:
+                group["lr"] = cosine_lr(config.lr, step, total_steps)
+            loss = F.cross_entropy(model(train_set.features[indices]), train_set.labels[indices])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[no-untyped-call]
+            if start + config.batch_size >= config.train_examples:
+                audit.after_backward()  # once per epoch: the audit keeps the latest gradients
+            optimizer.step()
+            batch_losses.append(loss.item())
+            step += 1
+
+        # 1. What most loops print: the mean of this epoch's batch losses, each one taken with
+        #    dropout and noise on, from weights that kept improving during the epoch.
+        online.append(statistics.fmean(batch_losses))
+        # 2. The end-of-epoch weights on the same training data, randomness off.
+        train_eval.append(mean_loss(model, train_set, train_mode=False))
+        # 3. Validation, in whichever mode the loop (maybe wrongly) leaves the model in.
+        val.append(mean_loss(model, val_set, train_mode=val_in_train_mode))
+
+        report.metric("train_online", epoch, online[-1])
+        report.metric("train_eval", epoch, train_eval[-1])
+        report.metric("val", epoch, val[-1])
+        report.metric("online_minus_train_eval", epoch, online[-1] - train_eval[-1])
+        report.metric("val_minus_train_eval", epoch, val[-1] - train_eval[-1])
+
+    last = config.last_epochs
+    online_loss, train_eval_loss, val_loss = (
+        statistics.fmean(series[-last:]) for series in (online, train_eval, val)
+    )
+    floor, chance = noise_floor(val_set), math.log(config.task.classes)
+    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
+    signature |= {
+        "epochs": config.epochs,
+        "train_examples": config.train_examples,
+        "val_examples": config.val_examples,
+        "online_train_loss": online_loss,
+        "train_eval_loss": train_eval_loss,
+        "val_loss": val_loss,
+        "online_gap": online_loss - train_eval_loss,
+        "val_gap": val_loss - train_eval_loss,
+        "val_below_online": online_loss - val_loss,
+        "val_spread": spread(val[-last:]),
+        "train_eval_spread": spread(train_eval[-last:]),
+        # 0 = no better than guessing, 1 = as good as the teacher itself.
+        "learned_share": (chance - train_eval_loss) / (chance - floor),
+        "noise_floor": floor,
+        "chance_loss": chance,
+    }
+    diagnostics = {
+        "parameters": audit.rows(),
+        "tables": [
+            how_each_loss_is_measured(config),
+            last_epochs_table(online, train_eval, val, last),
+        ],
+    }
+    return DrillOutcome(signature, diagnostics, describe_inputs(train_set, val_set))
+
+
+def cosine_lr(peak: float, step: int, total_steps: int) -> float:
+    """Cosine decay from `peak` to 0: late epochs barely move the weights, so a curve that still
+    jumps about there is measuring noise, not learning."""
+    return peak * 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) / total_steps))
+
+
+def spread(values: Sequence[float]) -> float:
+    """How much a curve wobbles from epoch to epoch: the standard deviation of its points
+    around their straight-line trend.
+
+    Removing the trend matters: a curve that is still sliding down steadily has a large plain
+    standard deviation without being noisy at all.
+    """
+    count = len(values)
+    if count < 3:
+        return 0.0
+    x_mean = (count - 1) / 2
+    y_mean = statistics.fmean(values)
+    slope = sum((i - x_mean) * (y - y_mean) for i, y in enumerate(values)) / sum(
+        (i - x_mean) ** 2 for i in range(count)
+    )
+    residuals = [y - (y_mean + slope * (i - x_mean)) for i, y in enumerate(values)]
+    return math.sqrt(sum(r * r for r in residuals) / count)
+
+
+def how_each_loss_is_measured(config: ValBelowTrainConfig) -> dict[str, Any]:
+    noise = f"noise std {config.augment_noise:g}" if config.augment_noise > 0 else "none"
+    val_train_mode = config.eval_mode == "train"
+    return table(
+        "measurements",
+        "How each curve is measured",
+        ("curve", "data", "model mode", "dropout active", "input noise", "weights"),
+        (
+            (
+                "train_online",
+                "training set",
+                "train",
+                config.dropout > 0,
+                noise,
+                "changing during the epoch",
+            ),
+            ("train_eval", "training set", "eval", False, "none", "end of epoch"),
+            (
+                "val",
+                "validation set",
+                "train" if val_train_mode else "eval",
+                val_train_mode and config.dropout > 0,
+                noise if val_train_mode else "none",
+                "end of epoch",
+            ),
+        ),
+        note="Same teacher, same model: only the measurement differs between the curves.",
+    )
+
+
+def last_epochs_table(
+    online: Sequence[float], train_eval: Sequence[float], val: Sequence[float], last: int
+) -> dict[str, Any]:
+    first_epoch = len(online) - last + 1
+    rows = [
+        (first_epoch + i, o, t, v)
+        for i, (o, t, v) in enumerate(
+            zip(online[-last:], train_eval[-last:], val[-last:], strict=True)
+        )
+    ]
+    return table(
+        "last_epochs",
+        f"The last {last} epochs (the signature averages these)",
+        ("epoch", "train_online", "train_eval", "val"),
+        rows,
+    )
+
+
+def describe_inputs(train_set: LabelledSet, val_set: LabelledSet) -> dict[str, Any]:
+    return {
+        "shapes": {
+            "train_features": list(train_set.features.shape),
+            "val_features": list(val_set.features.shape),
+        },
+        "sha256": sets_digest(train_set, val_set),
+        "examples": decoded_examples(train_set),
+        "note": "training and validation sets are independent draws from the same teacher",
+    }
