@@ -1,5 +1,6 @@
 """What the templates need, gathered in one place for each page and its partials."""
 
+import math
 from typing import Any
 
 from sqlmodel import Session
@@ -26,6 +27,23 @@ def observation_rows(drill: dict[str, Any], signature: dict[str, Any]) -> list[d
     ]
 
 
+def reference_lines(drill: dict[str, Any], signature: dict[str, Any]) -> dict[str, list[Any]]:
+    """Per chart key, the constant lines it draws: [{"label", "value"}] taken from this run's
+    signature (a theoretical level of this run's own data), finite numbers only."""
+    lines: dict[str, list[Any]] = {}
+    for chart in drill["charts"]:
+        values = [
+            {"label": item["label"], "value": signature.get(item["signature_key"])}
+            for item in chart.get("references", [])
+        ]
+        lines[chart["key"]] = [
+            line
+            for line in values
+            if isinstance(line["value"], int | float) and math.isfinite(line["value"])
+        ]
+    return lines
+
+
 def attempt_context(
     session: Session, attempt: Attempt, viewer: User | None = None
 ) -> dict[str, Any]:
@@ -37,6 +55,7 @@ def attempt_context(
         "attempt": attempt,
         "drill": drill,
         "series": evidence.metric_series(session, attempt_id=attempt.id),
+        "references": reference_lines(drill, attempt.signature or {}),
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
         "observed_text": hypotheses.get(attempt.observed_hypothesis or "", None),
         "observations": observations,

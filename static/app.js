@@ -55,7 +55,19 @@
     plot.className = "plot";
     figure.appendChild(plot);
     const traces = names.map((m, i) => traceFor(spec, m, series[m] || [], i));
+    // Constant reference lines (a theoretical level from this run's signature): dotted, labelled.
+    const references = JSON.parse(figure.dataset.references || "[]");
     const layout = {
+      shapes: references.map((r) => ({
+        type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: r.value, y1: r.value,
+        line: { dash: "dot", width: 1.5, color: "#6b7280" },
+      })),
+      annotations: references.map((r) => ({
+        // On a log axis, annotations (unlike shapes) are placed in log10 units.
+        xref: "paper", x: 1, xanchor: "right", yref: "y",
+        y: spec.log_y ? Math.log10(r.value) : r.value, yanchor: "bottom",
+        text: r.label, showarrow: false, font: { size: 11, color: "#4b5563" },
+      })),
       margin: { l: 56, r: 16, t: 8, b: 40 },
       height: 240,
       showlegend: names.length > 1 || spec.metrics.some((p) => p.endsWith("*")),

@@ -73,11 +73,19 @@ def _y_ticks(low: float, high: float, log_y: bool) -> list[float]:
     return [low + (high - low) * i / 4 for i in range(5)]
 
 
-def chart_svg(chart: dict[str, Any], series: Series) -> Markup:
+def chart_svg(
+    chart: dict[str, Any], series: Series, references: list[dict[str, Any]] | None = None
+) -> Markup:
+    """`references`: constant lines [{"label", "value"}] drawn dotted across the plot."""
     log_y = bool(chart.get("log_y"))
     names = chart_metrics(chart, series)
     lines = {name: _plottable(series.get(name, []), log_y) for name in names}
     drawn = [p for points in lines.values() for p in points if p is not None]
+    levels = [
+        (str(line["label"]), math.log10(line["value"]) if log_y else float(line["value"]))
+        for line in references or []
+        if not log_y or line["value"] > 0
+    ]
     height = HEIGHT + LEGEND_ROW * (len(names) if len(names) > 1 else 0)
     title = escape(chart["title"])
     parts = [
@@ -94,7 +102,7 @@ def chart_svg(chart: dict[str, Any], series: Series) -> Markup:
         )
         return Markup("".join(parts))  # noqa: S704  (every text above is escaped)
     x_low, x_high = _span([p[0] for p in drawn])
-    y_low, y_high = _span([p[1] for p in drawn])
+    y_low, y_high = _span([p[1] for p in drawn] + [level for _, level in levels])
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x_of(step: float) -> float:
@@ -122,6 +130,14 @@ def chart_svg(chart: dict[str, Any], series: Series) -> Markup:
         f'transform="rotate(-90 12 {TOP + plot_h / 2})">'
         f"{escape(chart.get('y_label', ''))}{' (log)' if log_y else ''}</text>"
     )
+    for label, level in levels:
+        y = y_of(level)
+        parts.append(
+            f'<line class="reference" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" '
+            f'stroke="#6b7280" stroke-dasharray="3 3"/>'
+            f'<text x="{WIDTH - RIGHT - 4}" y="{y - 3:.1f}" text-anchor="end" font-size="10" '
+            f'fill="#4b5563">{escape(label)}</text>'
+        )
     for index, name in enumerate(names):
         color = COLORS[index % len(COLORS)]
         path = _path(lines[name], x_of, y_of)

@@ -13,7 +13,7 @@ from app.portfolio.records import LearnerRecords, Records
 from app.portfolio.statements import attempt_id, review_id, submission_id
 from app.progress import progress_grid
 from app.templating import templates
-from app.views import observation_rows
+from app.views import observation_rows, reference_lines
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
 
@@ -80,6 +80,7 @@ def _attempt(
     assert attempt.id is not None
     hypotheses = {item["key"]: item["text"] for item in drill["hypotheses"]}
     series = records.series.get(attempt.id, {})
+    references = reference_lines(drill, attempt.signature or {})
     return {
         "attempt": attempt,
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
@@ -89,7 +90,10 @@ def _attempt(
         "tables": (attempt.diagnostics or {}).get("tables", []),
         "explanation": records.explanations.get(attempt.id),
         "replays": records.replays.get(attempt.id, []),
-        "charts": [(chart, chart_svg(chart, series)) for chart in drill["charts"]],
+        "charts": [
+            (chart, chart_svg(chart, series, references.get(chart["key"], [])))
+            for chart in drill["charts"]
+        ],
         "roles": roles.get(attempt.id, []),
         "statement_id": attempt_id(attempt.id),
         "statement_digest": digests.get(attempt_id(attempt.id)),

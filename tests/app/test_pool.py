@@ -105,7 +105,7 @@ def test_a_worker_registers_only_once_it_is_warm(embedded: tuple[FastAPI, TestCl
 
 
 def _warmed_at() -> Any:
-    from drills import warmup
+    from drills.kit import warmup
 
     return warmup.warmed_at
 

@@ -1,0 +1,46 @@
+"""Constant reference lines of a chart (a theoretical level) are taken from the run's own
+signature and drawn on the live charts (as data) and the exported SVG charts."""
+
+from typing import Any
+
+from app.portfolio.charts import chart_svg
+from app.views import reference_lines
+
+CHART: dict[str, Any] = {
+    "key": "loss",
+    "title": "Loss",
+    "metrics": ["loss"],
+    "y_label": "nats",
+    "log_y": False,
+    "references": [
+        {"label": "next-token entropy", "signature_key": "next_token_entropy"},
+        {"label": "two-step <entropy>", "signature_key": "two_step_entropy"},
+        {"label": "not measured", "signature_key": "missing"},
+    ],
+}
+DRILL = {"charts": [CHART, {**CHART, "key": "other", "references": []}]}
+
+
+def test_reference_lines_take_finite_values_from_the_runs_signature() -> None:
+    signature = {"next_token_entropy": 0.693, "two_step_entropy": 1.386, "missing": None}
+    assert reference_lines(DRILL, signature) == {
+        "loss": [
+            {"label": "next-token entropy", "value": 0.693},
+            {"label": "two-step <entropy>", "value": 1.386},
+        ],
+        "other": [],
+    }
+    assert reference_lines(DRILL, {"next_token_entropy": float("nan")}) == {
+        "loss": [],
+        "other": [],
+    }
+
+
+def test_the_exported_chart_draws_each_reference_as_a_labelled_dotted_line() -> None:
+    series = {"loss": [[0, 2.0], [1, 1.5], [2, 1.0]]}
+    lines = [{"label": "two-step <entropy>", "value": 1.386}, {"label": "floor", "value": 0.2}]
+    svg = str(chart_svg(CHART, series, lines))
+    assert svg.count('class="reference"') == 2
+    assert "two-step &lt;entropy&gt;" in svg and "<entropy>" not in svg
+    # The y axis stretches to show a level below every point of the curve.
+    assert 'y1="' in svg and "floor" in svg
