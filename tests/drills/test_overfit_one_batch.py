@@ -103,6 +103,24 @@ def test_a_tiny_learning_rate_barely_moves(seed: int) -> None:
     assert record["observed"] == "learning-rate"
 
 
+@pytest.mark.parametrize("lr", [1.0, 10.0])
+@pytest.mark.parametrize("seed", range(5))
+def test_a_loss_that_blew_up_is_not_a_fit_even_if_it_ends_near_zero(lr: float, seed: int) -> None:
+    # At these rates the loss climbs hundreds to a million times above its start, the weights
+    # move hundreds of times their size, and most seeds still end near zero: the verdict must
+    # read the whole run, not only its end.
+    numbers = signature(seed=seed, lr=lr)
+    assert numbers["peak_loss"] > 100 * numbers["initial_loss"]
+    assert run(seed=seed, lr=lr)["observed"] == "learning-rate"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_good_learning_rate_never_climbs_far_above_its_start(seed: int) -> None:
+    numbers = signature(seed=seed)
+    assert numbers["peak_loss"] < 1.05 * numbers["initial_loss"]
+    assert run(seed=seed)["observed"] == "fits"
+
+
 def test_a_huge_learning_rate_on_the_regression_runs_away() -> None:
     record = run("broadcast-target", lr=10.0)
     assert record["status"] == "ok"

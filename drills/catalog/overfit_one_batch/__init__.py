@@ -20,6 +20,9 @@ PLATEAU_BAND = 0.15  # within ±15% of a theoretical floor counts as sitting on 
 STILL_BELOW = 0.05  # weights moved less than 5% of their size: the optimizer barely acted
 EVAL_GAP = 0.5  # eval-mode loss under half the training loss: training noise hides the fit
 DIVERGED_ABOVE = 1.5  # final loss 50% above the initial loss: the steps made things worse
+# A loss that ever stood 10x above where it started blew up, even if it came down again: the
+# weights were thrown about (hundreds of times their size at lr=10), and ending near zero was luck.
+BLEW_UP_ABOVE = 10.0
 
 
 class OverfitOneBatch(Drill):
@@ -35,7 +38,7 @@ class OverfitOneBatch(Drill):
         "batch; yours may carry one of several data bugs. Choose a bug, the batch size and the "
         "learning rate, predict where the loss will settle, then run it."
     )
-    version = "1"
+    version = "2"
     healthy = "fits"
     signature_type = OverfitSignature
     knobs = (
@@ -105,6 +108,7 @@ class OverfitOneBatch(Drill):
     observations = (
         Observation("final_loss", "Final loss (mean of the last 10% of steps)", "label_entropy"),
         Observation("initial_loss", "Loss at the first step", "chance_loss"),
+        Observation("peak_loss", "Highest loss of the run"),
         Observation("target_variance", "Variance of the score targets (where a broadcast settles)"),
         Observation("eval_loss", "Loss in eval mode on the clean batch", "final_loss"),
         Observation("loss_noise", "Spread of the loss over the last 10% of steps"),
@@ -129,6 +133,9 @@ class OverfitOneBatch(Drill):
         final, initial = signature.get("final_loss"), signature.get("initial_loss")
         if final is None or initial is None:
             return "learning-rate"
+        peak = signature.get("peak_loss")
+        if peak is not None and peak > BLEW_UP_ABOVE * initial:
+            return "learning-rate"  # read the whole run, not only where it ended
         if final < FITS_BELOW:
             return "fits"
         weight_change = signature.get("weight_change")

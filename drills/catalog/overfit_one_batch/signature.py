@@ -15,6 +15,7 @@ class OverfitSignature(Signature):
     initial_loss: float | None = None
     final_loss: float | None = None  # mean of the last 10% of steps
     min_loss: float | None = None
+    peak_loss: float | None = None  # the highest loss of the run: did it blow up on the way?
     loss_noise: float | None = None  # spread of the last 10% of steps
     eval_loss: float | None = None  # the final weights in eval mode on the clean batch
     final_p_correct: float | None = None

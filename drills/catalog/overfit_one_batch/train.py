@@ -120,6 +120,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     signature.initial_loss = run.first("loss")
     signature.final_loss = run.tail_mean("loss")
     signature.min_loss = min(losses) if losses else None
+    signature.peak_loss = max(losses) if losses else None
     signature.loss_noise = run.tail_std("loss")
     signature.final_p_correct = run.tail_mean("p_correct")
     signature.eval_loss = eval_loss if math.isfinite(eval_loss) else None
