@@ -1,6 +1,7 @@
 """What the templates need, gathered in one place for each page and its partials."""
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from sqlmodel import Session
@@ -13,18 +14,24 @@ from drills.core.contract import Drill
 from drills.core.registry import get_drill
 
 
-def observation_rows(drill: dict[str, Any], signature: dict[str, Any]) -> list[dict[str, Any]]:
+def observation_rows(
+    drill: dict[str, Any], signature: dict[str, Any], *, hypotheses: Iterable[str | None] = ()
+) -> list[dict[str, Any]]:
     """The drill's observations that this run reported: label, observed value, and the
-    theoretical expectation where the drill names one."""
-    return [
-        {
-            "label": item["label"],
-            "value": signature.get(item["key"]),
-            "reference": signature.get(item["reference"]) if item["reference"] else None,
-        }
-        for item in drill["observations"]
-        if item["key"] in signature
-    ]
+    theoretical expectation where the drill names one and it applies: a reference that belongs
+    to some hypotheses is shown only if one of them is in `hypotheses` (the run's verdict, the
+    learner's prediction)."""
+    relevant = {key for key in hypotheses if key}
+    rows = []
+    for item in drill["observations"]:
+        if item["key"] not in signature:
+            continue
+        applies = not item.get("reference_for") or relevant & set(item["reference_for"])
+        reference = signature.get(item["reference"]) if item["reference"] and applies else None
+        rows.append(
+            {"label": item["label"], "value": signature.get(item["key"]), "reference": reference}
+        )
+    return rows
 
 
 def reference_lines(drill: dict[str, Any], signature: dict[str, Any]) -> dict[str, list[Any]]:
@@ -50,7 +57,11 @@ def attempt_context(
     assert attempt.id is not None
     drill = describe(get_drill(attempt.drill_slug))
     hypotheses = {item["key"]: item["text"] for item in drill["hypotheses"]}
-    observations = observation_rows(drill, attempt.signature or {})
+    observations = observation_rows(
+        drill,
+        attempt.signature or {},
+        hypotheses=(attempt.observed_hypothesis, attempt.hypothesis),
+    )
     return {
         "attempt": attempt,
         "drill": drill,

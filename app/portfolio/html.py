@@ -85,7 +85,11 @@ def _attempt(
         "attempt": attempt,
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
         "observed_text": hypotheses.get(attempt.observed_hypothesis or ""),
-        "observations": observation_rows(drill, attempt.signature or {}),
+        "observations": observation_rows(
+            drill,
+            attempt.signature or {},
+            hypotheses=(attempt.observed_hypothesis, attempt.hypothesis),
+        ),
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
         "tables": (attempt.diagnostics or {}).get("tables", []),
         "explanation": records.explanations.get(attempt.id),

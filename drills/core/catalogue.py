@@ -21,7 +21,7 @@ def describe(drill: Drill) -> dict[str, Any]:
         "knobs": [_jsonable(asdict(knob)) for knob in drill.knobs],
         "hypotheses": [asdict(hypothesis) for hypothesis in drill.hypotheses],
         "charts": [_jsonable(asdict(chart)) for chart in drill.charts],
-        "observations": [asdict(observation) for observation in drill.observations],
+        "observations": [_jsonable(asdict(observation)) for observation in drill.observations],
     }
 
 

@@ -61,6 +61,10 @@ class Observation:
     key: str  # a signature key
     label: str
     reference: str | None = None  # signature key holding the theoretical expectation
+    # The hypotheses the reference belongs to (empty: it applies to every run). A clean run is
+    # not compared with the floor shuffled labels would give: the page shows such a reference
+    # only when the run's verdict or the learner's prediction is one of these.
+    reference_for: tuple[str, ...] = ()
 
 
 @dataclass

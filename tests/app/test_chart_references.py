@@ -4,7 +4,7 @@ signature and drawn on the live charts (as data) and the exported SVG charts."""
 from typing import Any
 
 from app.portfolio.charts import chart_svg
-from app.views import reference_lines
+from app.views import observation_rows, reference_lines
 
 CHART: dict[str, Any] = {
     "key": "loss",
@@ -44,3 +44,22 @@ def test_the_exported_chart_draws_each_reference_as_a_labelled_dotted_line() -> 
     assert "two-step &lt;entropy&gt;" in svg and "<entropy>" not in svg
     # The y axis stretches to show a level below every point of the curve.
     assert 'y1="' in svg and "floor" in svg
+
+
+OBSERVATIONS = {
+    "observations": [
+        {"key": "final_loss", "label": "Final loss", "reference": "label_entropy",
+         "reference_for": ["labels-detached"]},
+        {"key": "initial_loss", "label": "First loss", "reference": "chance_loss",
+         "reference_for": []},
+    ]
+}  # fmt: skip
+NUMBERS = {"final_loss": 1e-8, "label_entropy": 1.386, "initial_loss": 1.4, "chance_loss": 1.386}
+
+
+def test_a_reference_that_belongs_to_a_hypothesis_shows_only_beside_it() -> None:
+    clean = observation_rows(OBSERVATIONS, NUMBERS, hypotheses=("fits", "fits"))
+    assert [row["reference"] for row in clean] == [None, 1.386]
+    # The learner predicted shuffled labels: the floor they expected is shown to compare.
+    predicted = observation_rows(OBSERVATIONS, NUMBERS, hypotheses=("fits", "labels-detached"))
+    assert [row["reference"] for row in predicted] == [1.386, 1.386]

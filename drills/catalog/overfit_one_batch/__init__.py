@@ -106,11 +106,18 @@ class OverfitOneBatch(Drill):
         Chart("grad_norm", "Gradient norm", ("grad_norm",), "L2 norm", log_y=True),
     )
     observations = (
-        Observation("final_loss", "Final loss (mean of the last 10% of steps)", "label_entropy"),
+        Observation(
+            "final_loss",
+            "Final loss (mean of the last 10% of steps)",
+            "label_entropy",
+            reference_for=("labels-detached",),
+        ),
         Observation("initial_loss", "Loss at the first step", "chance_loss"),
         Observation("peak_loss", "Highest loss of the run"),
         Observation("target_variance", "Variance of the score targets (where a broadcast settles)"),
-        Observation("eval_loss", "Loss in eval mode on the clean batch", "final_loss"),
+        Observation(
+            "eval_loss", "Loss in eval mode on the clean batch", "final_loss", ("randomness",)
+        ),
         Observation("loss_noise", "Spread of the loss over the last 10% of steps"),
         Observation("final_p_correct", "Probability of the correct class at the end"),
         Observation("weight_change", "How far the weights moved, relative to their size"),
