@@ -1,0 +1,165 @@
+"""Check the initialisation: before any update, the loss should sit at ln(C) and every layer
+should pass a signal forward and a gradient back.
+
+A classifier that knows nothing should spread its probability evenly over C classes, so its
+first loss is ln(C). A first loss far above that means the initial weights are so large the
+softmax is already confidently wrong; a first loss at ln(C) with gradients near zero in the early
+layers means they are so small the signal dies on the way; a layer whose ReLUs never fire passes
+back exactly nothing to the layers before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.catalog.init_check.signature import InitSignature
+from drills.core.contract import (
+    Chart,
+    Drill,
+    DrillOutcome,
+    Hypothesis,
+    Knob,
+    Observation,
+    Reference,
+    Reporter,
+)
+
+INITS = ("default", "too-large", "too-small", "dead-relu")
+
+# Thresholds diagnose() reads the numbers with.
+DEAD_LAYER_SHARE = 0.99  # a hidden layer with this share of dead units passes nothing on
+TOO_LARGE_RATIO = 2.0  # a first loss twice ln(C) or more: the model starts confidently wrong
+VANISHED_BELOW = 1e-6  # a first-layer gradient norm this small: no signal reaches it
+
+
+class InitCheck(Drill):
+    slug = "init-check"
+    position = 110
+    title = "Check the initialisation"
+    summary = "Read the loss at step 0 against ln(C), and each layer's activations and gradients."
+    symptom = "Training starts badly: the first loss is odd, or the loss hardly moves at all."
+    scenario = (
+        "A ReLU network with three hidden layers of 64 units classifies 256 examples "
+        "(16 features, 10 classes, labels drawn from a random teacher) with SGD and momentum, "
+        "full batch. Before any update, a model that knows nothing should score ln(10) = 2.30. "
+        "Choose how the weights start, predict the first loss and which layers will get a "
+        "gradient, then run it."
+    )
+    version = "1"
+    healthy = "healthy"
+    signature_type = InitSignature
+    knobs = (
+        Knob(
+            "init",
+            "choice",
+            "default",
+            "How the weights start: PyTorch's default; every weight 10 times larger (biases "
+            "zero); every weight 1000 times smaller (biases zero); the default, but the second "
+            "hidden layer's bias set to -5, so none of its ReLUs ever fires.",
+            choices=INITS,
+        ),
+        Knob(
+            "lr",
+            "float",
+            0.1,
+            "SGD learning rate (momentum 0.9). It changes what happens after step 0, never "
+            "the step-0 numbers.",
+            minimum=1e-5,
+            maximum=10.0,
+            log_scale=True,
+        ),
+        Knob("steps", "int", 100, "Full-batch SGD steps.", minimum=1, maximum=1000),
+    )
+    hypotheses = (
+        Hypothesis(
+            "healthy",
+            "The initialisation is sound: the first loss is about ln(C), every layer passes a "
+            "signal and a gradient, and the loss falls.",
+        ),
+        Hypothesis(
+            "too-large",
+            "The weights start too large: the logits are huge, the softmax is confidently wrong "
+            "from the start, and the first loss is far above ln(C), with huge gradients.",
+        ),
+        Hypothesis(
+            "vanishing",
+            "The weights start too small: the first loss is exactly ln(C), which looks healthy, "
+            "but the activations and gradients shrink layer by layer to almost nothing, so the "
+            "loss barely moves.",
+        ),
+        Hypothesis(
+            "dead-units",
+            "A layer's ReLUs never fire: it outputs zeros, passes back a gradient of exactly "
+            "zero, and every layer before it stays where it started.",
+        ),
+    )
+    charts = (
+        Chart(
+            "loss",
+            "Training loss",
+            ("loss",),
+            "cross-entropy (nats)",
+            references=(Reference("ln(C): a model that knows nothing", "chance_loss"),),
+        ),
+        Chart("activations", "Mean |activation| per layer", ("act@*",), "mean |a|", log_y=True),
+        Chart("dead", "Dead ReLU units per hidden layer", ("dead@*",), "share of units"),
+        Chart(
+            "saturated",
+            "Saturated softmax (top class above 0.99)",
+            ("saturated",),
+            "share of examples",
+        ),
+        Chart(
+            "grad",
+            "Gradient norm per layer (a layer with exactly 0 draws no line)",
+            ("grad@*",),
+            "L2 norm",
+            log_y=True,
+        ),
+        Chart(
+            "update_ratio",
+            "Update / weight per layer, each step",
+            ("update_ratio@*",),
+            "||step|| / ||weights||",
+            log_y=True,
+        ),
+    )
+    observations = (
+        Observation("initial_loss", "Loss at step 0", "chance_loss"),
+        Observation("initial_loss_ratio", "Loss at step 0 divided by ln(C)"),
+        Observation("initial_logit_size", "Mean |logit| at step 0"),
+        Observation("initial_saturated_share", "Examples with a saturated softmax at step 0"),
+        Observation("initial_dead_share", "Most dead units in one hidden layer at step 0"),
+        Observation("deadest_layer", "The hidden layer with the most dead units"),
+        Observation("layers_without_gradient", "Layers whose gradient is exactly 0 at step 0"),
+        Observation("initial_first_grad", "Gradient norm of the first layer at step 0"),
+        Observation("initial_last_grad", "Gradient norm of the output layer at step 0"),
+        Observation("final_loss", "Final loss (mean of the last 10% of steps)", "chance_loss"),
+        Observation("nonfinite_step", "First step whose loss or gradient was not finite"),
+    )
+
+    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
+        # Imported here so that describing the drill never imports torch.
+        from drills.catalog.init_check.train import train
+
+        return train(knobs, seed, report)
+
+    def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
+        dead = signature.get("initial_dead_share")
+        if (dead is not None and dead >= DEAD_LAYER_SHARE) or signature.get(
+            "layers_without_gradient"
+        ):
+            return "dead-units"
+        ratio = signature.get("initial_loss_ratio")
+        if ratio is None and signature.get("nonfinite_step") == 0:
+            return "too-large"  # not even the first loss was finite
+        if ratio is not None and ratio >= TOO_LARGE_RATIO:
+            return "too-large"
+        first_grad = signature.get("initial_first_grad")
+        if first_grad is not None and first_grad < VANISHED_BELOW:
+            return "vanishing"
+        return "healthy"
+
+
+DRILL = InitCheck()

@@ -1,0 +1,120 @@
+import functools
+import math
+from typing import Any
+
+import pytest
+
+from drills.core.registry import get_drill
+from drills.core.runner import run_drill
+
+SEEDS = (0, 1, 2, 3, 4)
+SLUG = "init-check"
+drill = get_drill(SLUG)
+LN_C = math.log(10)
+EXPECTED = {
+    "default": "healthy",
+    "too-large": "too-large",
+    "too-small": "vanishing",
+    "dead-relu": "dead-units",
+}
+
+
+@functools.cache
+def run(init: str = "default", seed: int = 0) -> dict[str, Any]:
+    return run_drill(SLUG, {"init": init}, seed)
+
+
+def signature(init: str, seed: int) -> dict[str, Any]:
+    return run(init, seed)["signature"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_default_init_starts_at_chance_and_learns(seed: int) -> None:
+    sig = signature("default", seed)
+    assert sig["chance_loss"] == pytest.approx(LN_C)
+    assert sig["initial_loss"] == pytest.approx(LN_C, rel=0.1)
+    assert sig["initial_saturated_share"] == 0.0
+    assert sig["initial_dead_share"] < 0.5
+    assert sig["layers_without_gradient"] == 0
+    assert sig["initial_first_grad"] > 1e-3
+    assert sig["final_loss"] < 0.5 * LN_C
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_too_large_init_starts_far_above_chance_with_huge_gradients(seed: int) -> None:
+    large, default = signature("too-large", seed), signature("default", seed)
+    assert large["initial_loss"] > 3 * LN_C
+    assert large["initial_saturated_share"] > 0.9
+    assert large["initial_first_grad"] > 100 * default["initial_first_grad"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_too_small_init_looks_like_chance_but_the_gradient_vanishes(seed: int) -> None:
+    small = signature("too-small", seed)
+    assert small["initial_loss"] == pytest.approx(LN_C, rel=1e-4)  # no better than healthy
+    assert 0 < small["initial_first_grad"] < 1e-6
+    values = run("too-small", seed)["metrics"]
+    first_layer = [value for _, value in values["grad@hidden1"]]
+    assert max(first_layer) < 1e-6  # and it stays that way: nothing escapes in 100 steps
+    assert small["final_loss"] > 0.9 * LN_C
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_dead_relu_layer_passes_back_exactly_nothing(seed: int) -> None:
+    record = run("dead-relu", seed)
+    sig = record["signature"]
+    assert sig["initial_dead_share"] == 1.0
+    assert sig["deadest_layer"] == "hidden2"
+    assert sig["layers_without_gradient"] == 2  # hidden2 and everything before it
+    for layer in ("hidden1", "hidden2"):
+        assert all(value == 0.0 for _, value in record["metrics"][f"grad@{layer}"])
+        assert all(value == 0.0 for _, value in record["metrics"][f"update_ratio@{layer}"])
+    assert all(value == 1.0 for _, value in record["metrics"]["dead@hidden2"])
+    rows = {row["name"]: row for row in record["diagnostics"]["parameters"]}
+    assert rows["hidden1.weight"]["grad"] == "zero"
+    assert rows["hidden1.weight"]["update_norm"] == 0.0
+    assert rows["output.weight"]["update_norm"] > 0
+    assert sig["final_loss"] > 0.9 * LN_C  # only the class frequencies can be learned
+
+
+@pytest.mark.parametrize("init", EXPECTED)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_diagnose_names_the_init_on_every_seed(init: str, seed: int) -> None:
+    assert run(init, seed)["observed"] == EXPECTED[init]
+
+
+def test_step_zero_numbers_do_not_depend_on_the_learning_rate() -> None:
+    slow = run_drill(SLUG, {"init": "default", "lr": 1e-4}, 0)["signature"]
+    fast = signature("default", 0)
+    for key in ("initial_loss", "initial_first_grad", "initial_dead_share"):
+        assert slow[key] == fast[key]
+
+
+def test_every_layer_has_its_series() -> None:
+    metrics = run()["metrics"]
+    for layer in ("hidden1", "hidden2", "hidden3", "output"):
+        assert len(metrics[f"grad@{layer}"]) == 100
+        assert len(metrics[f"update_ratio@{layer}"]) == 100
+    for layer in ("hidden1", "hidden2", "hidden3", "logits"):
+        assert f"act@{layer}" in metrics
+    assert "dead@logits" not in metrics
+
+
+def test_the_loss_chart_draws_ln_c() -> None:
+    loss_chart = next(chart for chart in drill.charts if chart.key == "loss")
+    assert [reference.signature_key for reference in loss_chart.references] == ["chance_loss"]
+
+
+@pytest.mark.parametrize(
+    ("numbers", "expected"),
+    [
+        ({"initial_loss_ratio": 1.0, "initial_first_grad": 0.02}, "healthy"),
+        ({"initial_loss_ratio": 250.0, "initial_first_grad": 50.0}, "too-large"),
+        ({"initial_loss_ratio": None, "nonfinite_step": 0}, "too-large"),
+        ({"initial_loss_ratio": 1.0, "initial_first_grad": 1e-12}, "vanishing"),
+        ({"initial_loss_ratio": 1.0, "initial_dead_share": 1.0}, "dead-units"),
+        ({"initial_loss_ratio": 1.0, "layers_without_gradient": 2}, "dead-units"),
+    ],
+)
+def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:
+    assert drill.diagnose(numbers, None) == expected
