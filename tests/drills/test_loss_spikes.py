@@ -3,8 +3,10 @@ import json
 from typing import Any
 
 import pytest
+import torch
 
-from drills.catalog.loss_spikes.train import SpikesConfig, commonest_position, find_spikes
+from drills.catalog.loss_spikes.setup import SpikesConfig, make_dataset
+from drills.catalog.loss_spikes.spikes import commonest_position, find_spikes
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
 from drills.core.runner import run_drill
@@ -141,6 +143,18 @@ def test_find_spikes_and_their_place() -> None:
     assert commonest_position([5, 9], config) == 1
     assert commonest_position([2, 5, 7], config) == 1  # a tie goes to the earliest place
     assert commonest_position([], config) is None
+
+
+def test_the_corrupt_batch_is_the_only_difference_the_knob_makes() -> None:
+    on = make_dataset(SpikesConfig(), torch.Generator().manual_seed(3))
+    off = make_dataset(SpikesConfig(bad_batch=False), torch.Generator().manual_seed(3))
+    assert torch.equal(on.inputs, off.inputs) and torch.equal(on.true_labels, off.true_labels)
+    wrong = (on.labels != on.true_labels).sum(dim=1).tolist()
+    assert wrong == [16 if position == BAD_POSITION else 0 for position in range(BATCHES)]
+    assert torch.equal(off.labels, off.true_labels)
+    # The labels moved to the next class: every one wrong, none out of range.
+    bad = on.labels[BAD_POSITION]
+    assert torch.equal(bad, (on.true_labels[BAD_POSITION] + 1) % 4)
 
 
 @pytest.mark.parametrize(

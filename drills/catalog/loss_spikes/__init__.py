@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.loss_spikes.signature import SpikesSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
-# Thresholds diagnose() reads the numbers with (the spike finder's own live in the training
-# module: a step counts as a spike when its loss is 3x the median of the 5 steps before it).
+# Thresholds diagnose() reads the numbers with (the spike finder's own live in SpikesConfig,
+# setup.py: a step counts as a spike when its loss is 3x the median of the 5 steps before it).
 # Spikes recur when at least 3 epochs spike at the same place and at least half of all the
 # spikes land there (a broken batch's step can knock the next batch up too: an echo).
 RECUR_EPOCHS = 3
@@ -43,6 +44,7 @@ class LossSpikes(Drill):
     )
     version = "1"
     healthy = "clean"
+    signature_type = SpikesSignature
     knobs = (
         Knob(
             "bad_batch",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.loss_vs_metric.signature import LossVsMetricSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
 TASKS = ("imbalanced", "exact-match")
@@ -41,6 +42,7 @@ class LossVsMetric(Drill):
     version = "1"
     # The fixed side: balanced classes (minority_fraction=0.5), where accuracy follows the loss.
     healthy = "aligned"
+    signature_type = LossVsMetricSignature
     knobs = (
         Knob(
             "task",

@@ -7,8 +7,8 @@
   The token loss falls steadily and token accuracy climbs, but a sequence only counts when all
   12 letters match, and 0.7 ** 12 ≈ 1.4% is the best any model can do.
 
-Kept apart from the drill's description (drills/loss_vs_metric.py) so that only a worker
-process that actually trains imports torch.
+Kept apart from the drill's description (__init__.py) so that only a worker process that
+actually trains imports torch.
 """
 
 from __future__ import annotations
@@ -16,41 +16,19 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from drills.core.contract import DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit, relative_weight_change
+from drills.catalog.loss_vs_metric.signature import LossVsMetricSignature
+from drills.core.contract import DrillOutcome, Reporter
+from drills.kit.audit import relative_weight_change
 from drills.kit.confusion import confusion_matrix, confusion_table, per_class_recall
-from drills.kit.curves import tail_mean
+from drills.kit.run import Run
 from drills.kit.tables import Cell, table
-
-# Every run reports every key (None where a number does not apply), so records line up.
-SIGNATURE_KEYS = (
-    "steps_run",
-    "initial_loss",
-    "final_loss",
-    "eval_loss",
-    "constant_answer_loss",
-    "best_loss",
-    "accuracy",
-    "majority_share",
-    "minority_recall",
-    "predicted_minority_share",
-    "best_minority_recall",
-    "token_accuracy",
-    "exact_match",
-    "expected_exact_match",
-    "best_token_accuracy",
-    "best_exact_match",
-    "sequence_length",
-    "weight_change",
-    "nonfinite_step",
-)
 
 
 @dataclass(frozen=True)
@@ -77,65 +55,49 @@ class ExactMatchConfig:
     steps: int = 200
 
 
-@dataclass
-class Curves:
-    """Every metric series of a run, kept to summarise once training ends."""
-
-    series: dict[str, list[float]] = field(default_factory=dict)
-
-    def add(self, report: Reporter, name: str, step: int, value: float) -> None:
-        report.metric(name, step, value)
-        self.series.setdefault(name, []).append(value)
-
-    def final(self, name: str) -> float | None:
-        return tail_mean(self.series.get(name, []))
-
-
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train on the chosen task; see LossVsMetric."""
+    run = Run(seed, report)
     if knobs["task"] == "imbalanced":
-        return train_imbalanced(ImbalancedConfig(knobs["minority_fraction"]), seed, report)
-    return train_exact_match(ExactMatchConfig(), seed, report)
+        return train_imbalanced(ImbalancedConfig(knobs["minority_fraction"]), run)
+    return train_exact_match(ExactMatchConfig(), run)
 
 
 def fit(
+    run: Run,
     model: nn.Module,
     config: ImbalancedConfig | ExactMatchConfig,
     next_batch: Callable[[], tuple[torch.Tensor, torch.Tensor]],
     loss_of: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     evaluate: Callable[[], dict[str, float]],
-    report: Reporter,
-) -> tuple[Curves, dict[str, SignatureValue], list[dict[str, Any]]]:
-    """The plain loop both tasks share: a fresh batch per step, then the metrics on a fixed set."""
+) -> LossVsMetricSignature:
+    """The plain loop both tasks share: a fresh batch per step, then the metrics on a fixed set.
+
+    Returns the signature with the numbers about training filled in; each task adds its own.
+    """
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    audit = ParameterAudit(model, optimizer)
-    curves = Curves()
-    nonfinite_step: int | None = None
+    run.watch(model, optimizer)
     for step in range(config.steps):
         inputs, targets = next_batch()
         loss = loss_of(model(inputs), targets)
-        if not math.isfinite(loss.item()):
-            nonfinite_step = step  # stop rather than plot NaN
-            break
+        if run.stop_if_nonfinite(step, loss.item()):
+            break  # stop rather than plot NaN
         optimizer.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[no-untyped-call]
-        audit.after_backward()
+        run.after_backward()
         optimizer.step()
-        curves.add(report, "loss", step, loss.item())
+        run.log("loss", step, loss.item())
         with torch.no_grad():
             for name, value in evaluate().items():
-                curves.add(report, name, step, value)
-    rows = audit.rows()
-    losses = curves.series.get("loss", [])
-    summary: dict[str, SignatureValue] = {
-        "steps_run": len(losses),
-        "initial_loss": losses[0] if losses else None,
-        "final_loss": curves.final("loss"),
-        "eval_loss": curves.final("eval_loss"),
-        "weight_change": relative_weight_change(rows),
-        "nonfinite_step": nonfinite_step,
-    }
-    return curves, summary, rows
+                run.log(name, step, value)
+    return LossVsMetricSignature(
+        steps_run=len(run.values("loss")),
+        initial_loss=run.first("loss"),
+        final_loss=run.tail_mean("loss"),
+        eval_loss=run.tail_mean("eval_loss"),
+        weight_change=relative_weight_change(run.parameter_rows()),
+        nonfinite_step=run.nonfinite_step,
+    )
 
 
 def entropy(probabilities: list[float]) -> float:
@@ -145,8 +107,10 @@ def entropy(probabilities: list[float]) -> float:
 # --- Imbalanced classes -------------------------------------------------------------------------
 
 
-def train_imbalanced(config: ImbalancedConfig, seed: int, report: Reporter) -> DrillOutcome:
-    generator = torch.Generator().manual_seed(seed)
+def train_imbalanced(config: ImbalancedConfig, run: Run) -> DrillOutcome:
+    # One stream for all the data, drawn in this order: the direction, the evaluation set,
+    # then every training batch (so batches would differ if the evaluation set grew).
+    generator = run.data_rng
     fraction = config.minority_fraction
     direction = torch.randn(config.features, generator=generator)
     direction /= direction.norm()
@@ -193,24 +157,20 @@ def train_imbalanced(config: ImbalancedConfig, seed: int, report: Reporter) -> D
             "reference:best possible": best_loss,
         }
 
-    curves, summary, rows = fit(model, config, next_batch, F.cross_entropy, evaluate, report)
+    signature = fit(run, model, config, next_batch, F.cross_entropy, evaluate)
 
     with torch.no_grad():
         predicted = model(eval_features).argmax(dim=1)
     matrix = confusion_matrix(eval_labels, predicted, 2)
     best_matrix = confusion_matrix(eval_labels, best_predicted, 2)
 
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= summary
-    signature |= {
-        "constant_answer_loss": constant_answer_loss,
-        "best_loss": best_loss,
-        "accuracy": curves.final("metric:accuracy"),
-        "majority_share": majority_share,
-        "minority_recall": curves.final("metric:minority recall"),
-        "predicted_minority_share": float((predicted == 1).float().mean()),
-        "best_minority_recall": per_class_recall(best_matrix)[1],
-    }
+    signature.constant_answer_loss = constant_answer_loss
+    signature.best_loss = best_loss
+    signature.accuracy = run.tail_mean("metric:accuracy")
+    signature.majority_share = majority_share
+    signature.minority_recall = run.tail_mean("metric:minority recall")
+    signature.predicted_minority_share = float((predicted == 1).float().mean())
+    signature.best_minority_recall = per_class_recall(best_matrix)[1]
     names = ("majority (0)", "minority (1)")
     tables = [
         confusion_table(
@@ -242,14 +202,15 @@ def train_imbalanced(config: ImbalancedConfig, seed: int, report: Reporter) -> D
             for i in (0, minority)
         ],
     }
-    return DrillOutcome(signature, {"parameters": rows, "tables": tables}, inputs)
+    return run.outcome(signature, inputs=inputs, tables=tables)
 
 
 # --- Exact match --------------------------------------------------------------------------------
 
 
-def train_exact_match(config: ExactMatchConfig, seed: int, report: Reporter) -> DrillOutcome:
-    generator = torch.Generator().manual_seed(seed)
+def train_exact_match(config: ExactMatchConfig, run: Run) -> DrillOutcome:
+    # One stream for all the data: the answer key, the evaluation set, then every batch.
+    generator = run.data_rng
     symbols, length = config.symbols, config.length
     main = torch.randperm(symbols, generator=generator)
     alternative = main.roll(-1)  # alternative[x] = main[x + 1]: always a different letter
@@ -295,23 +256,19 @@ def train_exact_match(config: ExactMatchConfig, seed: int, report: Reporter) -> 
             "reference:best possible": entropy([config.main_share, 1 - config.main_share]),
         }
 
-    curves, summary, rows = fit(model, config, next_batch, sequence_loss, evaluate, report)
+    signature = fit(run, model, config, next_batch, sequence_loss, evaluate)
 
-    token_accuracy = curves.final("metric:token accuracy")
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= summary
-    signature |= {
-        # Answers are uniform over the letters (main is a permutation), so a constant answer
-        # can do no better than ln(symbols).
-        "constant_answer_loss": math.log(symbols),
-        "best_loss": entropy([config.main_share, 1 - config.main_share]),
-        "token_accuracy": token_accuracy,
-        "exact_match": curves.final("metric:exact match"),
-        "expected_exact_match": None if token_accuracy is None else token_accuracy**length,
-        "best_token_accuracy": config.main_share,
-        "best_exact_match": config.main_share**length,
-        "sequence_length": length,
-    }
+    token_accuracy = run.tail_mean("metric:token accuracy")
+    # Answers are uniform over the letters (main is a permutation), so a constant answer can do
+    # no better than ln(symbols).
+    signature.constant_answer_loss = math.log(symbols)
+    signature.best_loss = entropy([config.main_share, 1 - config.main_share])
+    signature.token_accuracy = token_accuracy
+    signature.exact_match = run.tail_mean("metric:exact match")
+    signature.expected_exact_match = None if token_accuracy is None else token_accuracy**length
+    signature.best_token_accuracy = config.main_share
+    signature.best_exact_match = config.main_share**length
+    signature.sequence_length = length
     with torch.no_grad():
         _, predicted = predictions()
     tables = [
@@ -324,7 +281,7 @@ def train_exact_match(config: ExactMatchConfig, seed: int, report: Reporter) -> 
         "alternative_answer": {letter(x): letter(y) for x, y in enumerate(alternative.tolist())},
         "main_share": config.main_share,
     }
-    return DrillOutcome(signature, {"parameters": rows, "tables": tables}, inputs)
+    return run.outcome(signature, inputs=inputs, tables=tables)
 
 
 def letter(index: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.nan_hunt.signature import NanHuntSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
 CAUSES = (
@@ -50,6 +51,7 @@ class NanHunt(Drill):
     )
     version = "1"
     healthy = "clean"
+    signature_type = NanHuntSignature
     knobs = (
         Knob(
             "cause",

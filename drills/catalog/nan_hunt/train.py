@@ -2,7 +2,7 @@
 
 Every step is checked stage by stage (data, activations, loss, gradients, parameters) and
 training stops at the first non-finite tensor. Kept apart from the drill's description
-(drills/nan_hunt.py) so that only a worker process that trains imports torch.
+(__init__.py) so that only a worker process that trains imports torch.
 """
 
 from __future__ import annotations
@@ -18,29 +18,11 @@ import torch
 from torch import nn
 
 from drills.catalog.nan_hunt.numerics import LOG_UNDERFLOW_GAP
-from drills.core.contract import DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit
-from drills.kit.curves import tail_mean
+from drills.catalog.nan_hunt.signature import NanHuntSignature
+from drills.core.contract import DrillOutcome, Reporter
 from drills.kit.nonfinite import STAGES, Finding, FirstNonFinite
+from drills.kit.run import Run
 from drills.kit.tables import table
-
-# Every run reports every key (None where a number does not apply), so records line up.
-SIGNATURE_KEYS = (
-    "first_nonfinite_stage",
-    "first_nonfinite_name",
-    "first_nonfinite_step",
-    "first_nonfinite_kind",
-    "nonfinite_elements",
-    "tensor_elements",
-    "loss_at_finding",
-    "steps_completed",
-    "initial_loss",
-    "final_loss",
-    "weight_growth",
-    "max_logit_gap",
-    "log_underflow_gap",
-    "unusual_batch_step",
-)
 
 
 @dataclass(frozen=True)
@@ -172,38 +154,30 @@ def gradient_norm(model: nn.Module) -> float:
     return math.sqrt(sum(float(g.detach().double().pow(2).sum()) for g in grads))
 
 
-@dataclass
-class Progress:
-    """What the loop learned so far; the signature is built from it."""
-
-    losses: list[float]
-    max_logit_gap: float = 0.0
-    weight_growth: float = 1.0
-    loss_at_finding: float | None = None
-
-
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train with the chosen cause injected and stop at the first non-finite tensor."""
     config = NanHuntConfig(cause=knobs["cause"])
-    generator = torch.Generator().manual_seed(seed)
-    teacher = torch.randn(config.features, config.classes, generator=generator)
+    run = Run(seed, report)
+    teacher = torch.randn(config.features, config.classes, generator=run.data_rng)
     model = TokenClassifier(config)
     lr = config.lr * (config.huge_lr_factor if config.cause == "huge-lr" else 1.0)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=config.momentum)
-    audit = ParameterAudit(model, optimizer)
+    run.watch(model, optimizer)
     loss_fn: LossFn = (
         mean_over_sequences_masked_after
         if config.cause == "mask-after-invalid"
         else mean_over_tokens
     )
     initial_norm = parameter_norm(model)
-    progress = Progress(losses=[])
 
     # The whole stream up front (it is small), so the record can describe the unusual batch
     # even when training stops before reaching it.
-    stream = [make_batch(config, generator, teacher, step) for step in range(config.steps)]
+    stream = [make_batch(config, run.data_rng, teacher, step) for step in range(config.steps)]
 
+    # The finder, not Run.stop_if_nonfinite, stops this loop: it checks whole tensors stage by
+    # stage and names the first bad one, which is the point of the drill.
     finding: Finding | None = None
+    loss_at_finding: float | None = None  # finite, yet the gradients or the weights are not
     with FirstNonFinite(model) as finder:
         for step, batch in enumerate(stream):
             # One step, checked in the order it creates tensors; stop at the first bad one.
@@ -217,8 +191,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             log_probs = model.log_probs(logits)
             gap = largest_logit_gap(logits)
             if math.isfinite(gap):
-                progress.max_logit_gap = max(progress.max_logit_gap, gap)
-                report.metric("logit_gap", step, gap)
+                run.log("logit_gap", step, gap)
             finding = finder.check_activations()
             if finding is not None:
                 break
@@ -226,62 +199,48 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             finding = finder.check_loss(loss)
             if finding is not None:
                 break
-            progress.losses.append(loss.item())
-            report.metric("loss", step, progress.losses[-1])
+            run.log("loss", step, loss.item())
 
             optimizer.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
-            audit.after_backward()
+            run.after_backward()
             finding = finder.check_gradients()
             if finding is not None:
-                progress.loss_at_finding = progress.losses[-1]  # finite, yet the grads are not
+                loss_at_finding = run.last("loss")
                 break
-            report.metric("grad_norm", step, gradient_norm(model))
+            run.log("grad_norm", step, gradient_norm(model))
 
             optimizer.step()
             finding = finder.check_parameters()
             if finding is not None:
-                progress.loss_at_finding = progress.losses[-1]
+                loss_at_finding = run.last("loss")
                 break
-            norm = parameter_norm(model)
-            progress.weight_growth = max(progress.weight_growth, norm / initial_norm)
-            report.metric("weight_norm", step, norm)
+            run.log("weight_norm", step, parameter_norm(model))
 
-    signature = build_signature(config, finding, progress)
-    diagnostics = {
-        "parameters": audit.rows(),
-        "finding": None if finding is None else asdict(finding),
-        "tables": [finding_table(finding, config.steps)],
-    }
-    described = {step: stream[step] for step in (0, config.unusual_step)}
-    return DrillOutcome(signature, diagnostics, describe_inputs(config, described))
-
-
-def build_signature(
-    config: NanHuntConfig, finding: Finding | None, progress: Progress
-) -> dict[str, SignatureValue]:
-    losses = progress.losses
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= {
-        "steps_completed": finding.step if finding is not None else config.steps,
-        "initial_loss": losses[0] if losses else None,
-        "final_loss": tail_mean(losses) if finding is None else None,
-        "loss_at_finding": progress.loss_at_finding,
-        "weight_growth": progress.weight_growth,
-        "max_logit_gap": progress.max_logit_gap,
-        "log_underflow_gap": LOG_UNDERFLOW_GAP,
-        "unusual_batch_step": config.unusual_step,
-    }
+    signature = NanHuntSignature(
+        steps_completed=finding.step if finding is not None else config.steps,
+        initial_loss=run.first("loss"),
+        final_loss=run.tail_mean("loss") if finding is None else None,
+        loss_at_finding=loss_at_finding,
+        weight_growth=max([1.0, *(norm / initial_norm for norm in run.values("weight_norm"))]),
+        max_logit_gap=max([0.0, *run.values("logit_gap")]),
+        log_underflow_gap=LOG_UNDERFLOW_GAP,
+        unusual_batch_step=config.unusual_step,
+    )
     if finding is not None:
-        signature |= {
-            "first_nonfinite_stage": finding.stage,
-            "first_nonfinite_name": finding.name,
-            "first_nonfinite_step": finding.step,
-            "first_nonfinite_kind": finding.kind,
-            "nonfinite_elements": finding.count,
-            "tensor_elements": finding.numel,
-        }
-    return signature
+        signature.first_nonfinite_stage = finding.stage
+        signature.first_nonfinite_name = finding.name
+        signature.first_nonfinite_step = finding.step
+        signature.first_nonfinite_kind = finding.kind
+        signature.nonfinite_elements = finding.count
+        signature.tensor_elements = finding.numel
+    described = {step: stream[step] for step in (0, config.unusual_step)}
+    return run.outcome(
+        signature,
+        inputs=describe_inputs(config, described),
+        finding=None if finding is None else asdict(finding),
+        tables=[finding_table(finding, config.steps)],
+    )
 
 
 STAGE_CHECKS = {

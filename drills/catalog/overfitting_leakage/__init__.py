@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.overfitting_leakage.signature import OverfittingSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
 # Thresholds diagnose() reads the numbers with.
@@ -41,6 +42,7 @@ class OverfittingLeakage(Drill):
     version = "1"
     # Enough data or regularisation: validation follows training without turning up.
     healthy = "generalises"
+    signature_type = OverfittingSignature
     knobs = (
         Knob(
             "train_size",

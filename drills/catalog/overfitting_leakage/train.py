@@ -1,6 +1,6 @@
 """The training loop of "Overfitting and leakage": a large MLP on a small training set.
 
-Kept apart from the drill's description (drills/overfitting_leakage.py) so that only a worker
+Kept apart from the drill's description (__init__.py) so that only a worker
 process that actually trains imports torch.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from drills.core.contract import DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit
-from drills.kit.curves import tail_mean
+from drills.catalog.overfitting_leakage.signature import OverfittingSignature
+from drills.core.contract import DrillOutcome, Reporter
+from drills.kit.run import Run
 from drills.kit.synthetic_classification import (
     LabelledSet,
     TeacherTask,
@@ -30,30 +30,6 @@ from drills.kit.synthetic_classification import (
     sets_digest,
 )
 from drills.kit.tables import table
-
-# Every run reports every key, so records line up.
-SIGNATURE_KEYS = (
-    "train_examples",
-    "leaked_examples",
-    "duplicates_found",
-    "val_examples",
-    "clean_examples",
-    "steps",
-    "final_train_loss",
-    "best_step",
-    "min_val_loss",
-    "final_val_loss",
-    "val_rise",
-    "final_gap",
-    "clean_loss_at_best_step",
-    "best_clean_step",
-    "min_clean_loss",
-    "final_clean_loss",
-    "clean_gap",
-    "val_optimism",
-    "noise_floor",
-    "chance_loss",
-)
 
 
 @dataclass(frozen=True)
@@ -81,34 +57,29 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         dropout=knobs["dropout"],
         leak=knobs["leak"],
     )
-    # A private generator, and the evaluation sets drawn first: validation and clean sets depend
-    # on the seed only, so runs with different knobs are scored on exactly the same examples.
-    data_rng = torch.Generator().manual_seed(seed)
-    teacher = make_teacher(config.task, data_rng)
-    val_set = draw_set(config.task, teacher, config.val_examples, data_rng)
-    clean_set = draw_set(config.task, teacher, config.clean_examples, data_rng)
-    fresh_set = draw_set(config.task, teacher, config.train_size, data_rng)
+    run = Run(seed, report)
+    # The evaluation sets are drawn first from the run's data generator: validation and clean
+    # sets depend on the seed only, so runs with different knobs are scored on the same examples.
+    teacher = make_teacher(config.task, run.data_rng)
+    val_set = draw_set(config.task, teacher, config.val_examples, run.data_rng)
+    clean_set = draw_set(config.task, teacher, config.clean_examples, run.data_rng)
+    fresh_set = draw_set(config.task, teacher, config.train_size, run.data_rng)
     # The leak: duplicates of validation examples end up on the training side of the split.
     leaked = round(config.leak * config.val_examples)
     train_set = concat_sets(fresh_set, first_examples(val_set, leaked))
-    order_rng = torch.Generator().manual_seed(seed + 1)
 
     model = build_mlp(config.task, config.hidden, dropout=config.dropout)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay
     )
-    audit = ParameterAudit(model, optimizer)
+    run.watch(model, optimizer)
 
-    steps_seen: list[int] = []
-    train_losses: list[float] = []
-    val_losses: list[float] = []
-    clean_losses: list[float] = []
-    order = torch.randperm(len(train_set), generator=order_rng)
+    order = torch.randperm(len(train_set), generator=run.order_rng)
     position = 0
     model.train()  # scoring below switches to eval mode and back
     for step in range(1, config.steps + 1):
         if position + config.batch_size > len(train_set):  # epoch over: reshuffle
-            order, position = torch.randperm(len(train_set), generator=order_rng), 0
+            order, position = torch.randperm(len(train_set), generator=run.order_rng), 0
         indices = order[position : position + config.batch_size]
         position += config.batch_size
 
@@ -117,70 +88,63 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         loss.backward()  # type: ignore[no-untyped-call]
         scoring = step % config.eval_every == 0
         if scoring:
-            audit.after_backward()  # the audit keeps the latest gradients; the last step scores
+            run.after_backward()  # the audit keeps the latest gradients; the last step scores
         optimizer.step()
 
         if scoring:
             # Every loss in eval mode: dropout must not make training look worse than it is.
-            steps_seen.append(step)
-            train_losses.append(mean_loss(model, train_set, train_mode=False))
-            val_losses.append(mean_loss(model, val_set, train_mode=False))
-            clean_losses.append(mean_loss(model, clean_set, train_mode=False))
-            report.metric("train", step, train_losses[-1])
-            report.metric("val", step, val_losses[-1])
-            report.metric("clean", step, clean_losses[-1])
-            report.metric("val_minus_train", step, val_losses[-1] - train_losses[-1])
-            report.metric("clean_minus_train", step, clean_losses[-1] - train_losses[-1])
+            train_loss = mean_loss(model, train_set, train_mode=False)
+            val_loss = mean_loss(model, val_set, train_mode=False)
+            clean_loss = mean_loss(model, clean_set, train_mode=False)
+            run.log("train", step, train_loss)
+            run.log("val", step, val_loss)
+            run.log("clean", step, clean_loss)
+            run.log("val_minus_train", step, val_loss - train_loss)
+            run.log("clean_minus_train", step, clean_loss - train_loss)
 
+    scored_steps = range(config.eval_every, config.steps + 1, config.eval_every)
+    val_losses, clean_losses = run.values("val"), run.values("clean")
     best = min(range(len(val_losses)), key=val_losses.__getitem__)
     best_clean = min(range(len(clean_losses)), key=clean_losses.__getitem__)
-    final_train = _tail(train_losses)
-    final_val = _tail(val_losses)
-    final_clean = _tail(clean_losses)
+    final_train, final_val, final_clean = (settled(run, name) for name in ("train", "val", "clean"))
     duplicates = count_duplicates(train_set.features, val_set.features)
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= {
-        "train_examples": len(train_set),
-        "leaked_examples": leaked,
-        "duplicates_found": duplicates,
-        "val_examples": config.val_examples,
-        "clean_examples": config.clean_examples,
-        "steps": config.steps,
-        "final_train_loss": final_train,
-        "best_step": steps_seen[best],
-        "min_val_loss": val_losses[best],
-        "final_val_loss": final_val,
-        "val_rise": final_val - val_losses[best],
-        "final_gap": final_val - final_train,
-        "clean_loss_at_best_step": clean_losses[best],
-        "best_clean_step": steps_seen[best_clean],
-        "min_clean_loss": clean_losses[best_clean],
-        "final_clean_loss": final_clean,
-        "clean_gap": final_clean - final_train,
-        "val_optimism": final_clean - final_val,
-        "noise_floor": noise_floor(clean_set),
-        "chance_loss": math.log(config.task.classes),
-    }
-    diagnostics = {
-        "parameters": audit.rows(),
-        "tables": [
+    signature = OverfittingSignature(
+        train_examples=len(train_set),
+        leaked_examples=leaked,
+        duplicates_found=duplicates,
+        val_examples=config.val_examples,
+        clean_examples=config.clean_examples,
+        steps=config.steps,
+        final_train_loss=final_train,
+        best_step=scored_steps[best],
+        min_val_loss=val_losses[best],
+        final_val_loss=final_val,
+        val_rise=final_val - val_losses[best],
+        final_gap=final_val - final_train,
+        clean_loss_at_best_step=clean_losses[best],
+        best_clean_step=scored_steps[best_clean],
+        min_clean_loss=clean_losses[best_clean],
+        final_clean_loss=final_clean,
+        clean_gap=final_clean - final_train,
+        val_optimism=final_clean - final_val,
+        noise_floor=noise_floor(clean_set),
+        chance_loss=math.log(config.task.classes),
+    )
+    clean_duplicates = count_duplicates(train_set.features, clean_set.features)
+    return run.outcome(
+        signature,
+        inputs=describe_inputs(train_set, val_set, clean_set, leaked),
+        tables=[
             checkpoint_table(signature),
-            split_audit_table(
-                config,
-                len(train_set),
-                leaked,
-                duplicates,
-                count_duplicates(train_set.features, clean_set.features),
-            ),
+            split_audit_table(config, len(train_set), leaked, duplicates, clean_duplicates),
         ],
-    }
-    inputs = describe_inputs(train_set, val_set, clean_set, leaked)
-    return DrillOutcome(signature, diagnostics, inputs)
+    )
 
 
-def _tail(values: list[float]) -> float:
-    mean = tail_mean(values)
-    assert mean is not None  # every run scores at least once
+def settled(run: Run, name: str) -> float:
+    """Where a scored series settled (mean of its last 10%); every run scores at least once."""
+    mean = run.tail_mean(name)
+    assert mean is not None
     return mean
 
 
@@ -195,7 +159,7 @@ def count_duplicates(train_features: torch.Tensor, val_features: torch.Tensor) -
     return int(torch.isin(val_ids, train_ids).sum())
 
 
-def checkpoint_table(signature: dict[str, SignatureValue]) -> dict[str, Any]:
+def checkpoint_table(signature: OverfittingSignature) -> dict[str, Any]:
     return table(
         "checkpoints",
         "Which checkpoint to keep",
@@ -203,21 +167,21 @@ def checkpoint_table(signature: dict[str, SignatureValue]) -> dict[str, Any]:
         (
             (
                 "lowest validation loss (what you would keep)",
-                signature["best_step"],
-                signature["min_val_loss"],
-                signature["clean_loss_at_best_step"],
+                signature.best_step,
+                signature.min_val_loss,
+                signature.clean_loss_at_best_step,
             ),
             (
                 "the end of training",
-                signature["steps"],
-                signature["final_val_loss"],
-                signature["final_clean_loss"],
+                signature.steps,
+                signature.final_val_loss,
+                signature.final_clean_loss,
             ),
             (
                 "lowest clean loss (hindsight)",
-                signature["best_clean_step"],
+                signature.best_clean_step,
                 None,
-                signature["min_clean_loss"],
+                signature.min_clean_loss,
             ),
         ),
         note="End-of-training losses are the mean of the last 10% of evaluations.",

@@ -1,0 +1,109 @@
+"""The pieces "Loss spikes" trains with: config, the batches (one of them corrupt), the model."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class SpikesConfig:
+    bad_batch: bool = True  # one batch of the fixed order has every label wrong
+    clip: float = 0.0  # max gradient norm; 0 = no clipping
+    warmup: int = 0  # steps of linear learning-rate warmup; 0 = none
+    lr: float = 0.5  # plain gradient descent, no momentum
+    classes: int = 4
+    features: int = 16
+    hidden: int = 64
+    batch_size: int = 16
+    batches: int = 10  # per epoch, always in the same order
+    epochs: int = 8
+    bad_position: int = 6  # where in the epoch the corrupt batch sits
+    # The spike finder: a step spikes when its loss is over `spike_ratio` times the median of
+    # the `window` steps before it, and higher by at least `spike_rise` nats (late in training
+    # the normal loss is tiny, and 3x a tiny number is still noise).
+    window: int = 5
+    spike_ratio: float = 3.0
+    spike_rise: float = 0.5
+
+    @property
+    def steps(self) -> int:
+        return self.batches * self.epochs
+
+
+@dataclass(frozen=True)
+class Dataset:
+    inputs: torch.Tensor  # (batches, batch_size, features)
+    labels: torch.Tensor  # (batches, batch_size): what training sees, one batch corrupt if on
+    true_labels: torch.Tensor  # (batches, batch_size): the correct labels
+
+
+def make_dataset(config: SpikesConfig, generator: torch.Generator) -> Dataset:
+    """Points around one random centre per class, split into batches; drawn from the run's data
+    generator, so the corrupt batch is the only difference between bad_batch on and off."""
+    count = config.batches * config.batch_size
+    centres = torch.randn(config.classes, config.features, generator=generator)
+    labels = (torch.arange(count) % config.classes)[torch.randperm(count, generator=generator)]
+    inputs = centres[labels] + torch.randn(count, config.features, generator=generator)
+    true_labels = labels.view(config.batches, config.batch_size)
+    seen = true_labels.clone()
+    if config.bad_batch:
+        # Every label of one batch moved to the next class: all wrong, none obviously invalid.
+        seen[config.bad_position] = (seen[config.bad_position] + 1) % config.classes
+    return Dataset(inputs.view(config.batches, config.batch_size, -1), seen, true_labels)
+
+
+class MLP(nn.Module):
+    def __init__(self, config: SpikesConfig) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(config.features, config.hidden),
+            nn.ReLU(),
+            nn.Linear(config.hidden, config.hidden),
+            nn.ReLU(),
+            nn.Linear(config.hidden, config.classes),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)  # type: ignore[no-any-return]
+
+
+def dataset_digest(data: Dataset) -> str:
+    sha = hashlib.sha256()
+    for values, fmt in ((data.inputs, "f"), (data.labels, "q"), (data.true_labels, "q")):
+        flat = values.flatten().tolist()
+        sha.update(struct.pack(f"<{len(flat)}{fmt}", *flat))
+    return sha.hexdigest()
+
+
+def describe_inputs(data: Dataset, config: SpikesConfig, position: int | None) -> dict[str, Any]:
+    examples = []
+    if position is not None:
+        # The raw examples of the batch the replay suspected: look at them before anything else.
+        for i in range(4):
+            examples.append(
+                {
+                    "batch_position": position,
+                    "features_first4": [round(v, 3) for v in data.inputs[position, i, :4].tolist()],
+                    "label_in_training": int(data.labels[position, i]),
+                    "correct_label": int(data.true_labels[position, i]),
+                }
+            )
+    return {
+        "shapes": {
+            "inputs": list(data.inputs.shape),
+            "labels": list(data.labels.shape),
+        },
+        "sha256": dataset_digest(data),
+        "examples": examples,
+        "wrong_labels_per_batch": (data.labels != data.true_labels).sum(dim=1).tolist(),
+        "note": (
+            f"{config.epochs} epochs of the same {config.batches} batches in the same order; "
+            "the examples are from the batch the replay suspected"
+        ),
+    }

@@ -1,0 +1,34 @@
+"""What a run of "Loss vs metric" reports (torch-free, so the description can name it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drills.core.contract import Signature
+
+
+@dataclass
+class LossVsMetricSignature(Signature):
+    # Training itself, for both tasks.
+    steps_run: int | None = None
+    initial_loss: float | None = None
+    final_loss: float | None = None  # training batches, mean of the last 10% of steps
+    eval_loss: float | None = None  # the fixed evaluation set, mean of the last 10% of steps
+    constant_answer_loss: float | None = None  # always answering the class mix
+    best_loss: float | None = None  # the true posterior's loss: the best any model can do
+    # The imbalanced task (None in the exact-match task).
+    accuracy: float | None = None
+    majority_share: float | None = None  # accuracy of always answering the common class
+    minority_recall: float | None = None
+    predicted_minority_share: float | None = None  # share of answers naming the rare class
+    best_minority_recall: float | None = None  # of the best possible classifier
+    # The exact-match task (None in the imbalanced task).
+    token_accuracy: float | None = None
+    exact_match: float | None = None
+    expected_exact_match: float | None = None  # token_accuracy ** sequence_length
+    best_token_accuracy: float | None = None  # the main answer's share
+    best_exact_match: float | None = None  # best_token_accuracy ** sequence_length
+    sequence_length: int | None = None
+    # Health of the run.
+    weight_change: float | None = None  # ||final - initial|| / ||initial||
+    nonfinite_step: int | None = None
