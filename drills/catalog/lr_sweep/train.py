@@ -186,7 +186,7 @@ def train_one_rate(
         f"{metric}@lr={lr!r}" for metric in ("loss", "grad_norm", "update_norm")
     )
     update_ratios: list[float] = []
-    nonfinite_step = None
+    nonfinite_step = None  # this rate's own: run.nonfinite_step keeps only the sweep's first
     for step in range(config.steps):
         loss = loss_fn()
         if run.stop_if_nonfinite(step, loss.item()):
