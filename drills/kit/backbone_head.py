@@ -30,9 +30,11 @@ class Data:
     labels: torch.Tensor  # (examples,) int64
 
 
-def make_data(config: BackboneHeadConfig, seed: int) -> Data:
-    """Labels from a fixed random two-layer teacher: learnable, but not by a linear model alone."""
-    generator = torch.Generator().manual_seed(seed)
+def make_data(config: BackboneHeadConfig, generator: torch.Generator) -> Data:
+    """Labels from a fixed random two-layer teacher: learnable, but not by a linear model alone.
+
+    Drawn from the run's data generator, so every knob setting sees the same batch.
+    """
     features = torch.randn(config.examples, config.features, generator=generator)
     first = torch.randn(config.features, config.hidden, generator=generator)
     second = torch.randn(config.hidden, config.classes, generator=generator)

@@ -140,7 +140,7 @@ def test_every_cut_sees_the_same_batch() -> None:
 def test_the_plain_number_round_trip_keeps_every_value_and_drops_the_history() -> None:
     config = BreakConfig()
     torch.manual_seed(0)
-    model, data = BackboneAndHead(config), make_data(config, 0)
+    model, data = BackboneAndHead(config), make_data(config, torch.Generator().manual_seed(0))
     cut, intact = forward(model, data, "numpy-roundtrip"), forward(model, data, "none")
     assert torch.equal(cut.head_input, intact.hidden)  # float32 -> Python float -> float32
     assert cut.head_input.grad_fn is None and intact.head_input.grad_fn is not None

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from drills.catalog.lr_sweep import DEFAULT_LRS
+from drills.catalog.lr_sweep.signature import LrSweepSignature
 from drills.catalog.lr_sweep.train import (
     SweepConfig,
     TanhMLP,
@@ -14,7 +15,7 @@ from drills.catalog.lr_sweep.train import (
     top_hessian_eigenvalue,
     update_norm,
 )
-from drills.catalog.lr_sweep.verdicts import slot_key
+from drills.catalog.lr_sweep.verdicts import SLOT_FIELDS, SLOTS, slot_key
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
 from drills.core.runner import run_drill
@@ -158,6 +159,21 @@ def test_the_signature_has_the_same_keys_for_any_number_of_rates() -> None:
     assert run("sgd", "1e-6,1e-5")["signature"][slot_key("lr", 3)] is None
 
 
+def test_the_signature_has_a_field_for_every_slot() -> None:
+    slot_keys = tuple(slot_key(name, slot) for slot in SLOTS for name in SLOT_FIELDS)
+    assert LrSweepSignature.keys()[-len(slot_keys) :] == slot_keys
+    signature = LrSweepSignature()
+    signature.fill_slot(2, lr=0.1, final_loss=0.5, loss_drop=0.5, max_loss=1.0, nonfinite_step=None)
+    assert {key: value for key, value in signature.as_dict().items() if value is not None} == {
+        "lr_2": 0.1,
+        "final_loss_2": 0.5,
+        "loss_drop_2": 0.5,
+        "max_loss_2": 1.0,
+    }
+    with pytest.raises(ValueError, match="no slot 7"):
+        signature.fill_slot(7, lr=1.0, final_loss=1.0, loss_drop=0, max_loss=1.0, nonfinite_step=1)
+
+
 @pytest.mark.parametrize(
     ("raw", "problem"),
     [
@@ -192,7 +208,7 @@ def test_power_iteration_finds_the_top_eigenvalue_of_the_full_hessian() -> None:
     config = SweepConfig(examples=16, features=3, hidden=4)
     torch.manual_seed(0)
     model = TanhMLP(config)
-    x, y = make_problem(config, 0)
+    x, y = make_problem(config, torch.Generator().manual_seed(0))
     names = [name for name, _ in model.named_parameters()]
     shapes = [p.shape for p in model.parameters()]
     flat = torch.cat([p.detach().flatten() for p in model.parameters()])
@@ -211,7 +227,8 @@ def test_power_iteration_finds_the_top_eigenvalue_of_the_full_hessian() -> None:
     def loss_fn() -> torch.Tensor:
         return torch.nn.functional.mse_loss(model(x), y)
 
-    found = top_hessian_eigenvalue(loss_fn, list(model.parameters()), iterations=200, seed=0)
+    generator = torch.Generator().manual_seed(0)
+    found = top_hessian_eigenvalue(loss_fn, list(model.parameters()), 200, generator)
     assert found == pytest.approx(expected, rel=1e-3)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.break_the_graph.signature import BreakSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
 CUTS = ("none", "detach-hidden", "loss-from-item", "numpy-roundtrip", "no-grad-forward")
@@ -33,6 +34,7 @@ class BreakTheGraph(Drill):
     )
     version = "1"
     healthy = "intact"
+    signature_type = BreakSignature
     knobs = (
         Knob(
             "cut",

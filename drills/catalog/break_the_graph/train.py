@@ -1,7 +1,7 @@
 """The training loop of "Break the graph": a backbone + head classifier with a cut in its graph.
 
-Kept apart from the drill's description (drills/break_the_graph.py) so that only a worker
-process that actually trains imports torch.
+Kept apart from the drill's description (__init__.py) so that only a worker process that actually
+trains imports torch.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from drills.core.contract import DrillError, DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit
+from drills.catalog.break_the_graph.signature import BreakSignature
+from drills.core.contract import DrillError, DrillOutcome, Reporter
 from drills.kit.backbone_head import (
     BackboneAndHead,
     BackboneHeadConfig,
@@ -24,28 +24,10 @@ from drills.kit.backbone_head import (
     snapshot,
     step_size,
 )
-from drills.kit.curves import tail_mean
+from drills.kit.run import Run
 from drills.kit.tables import table
 
 UPSTREAM, DOWNSTREAM = "backbone", "head"  # the cut sits between these two parts
-
-# Every run reports every key (None where a number does not apply), so records line up.
-SIGNATURE_KEYS = (
-    "upstream_params",
-    "upstream_grad_none",
-    "upstream_updated",
-    "upstream_update_norm",
-    "downstream_params",
-    "downstream_grad_none",
-    "downstream_updated",
-    "downstream_update_norm",
-    "output_has_grad_fn",
-    "loss_has_grad_fn",
-    "steps_run",
-    "initial_loss",
-    "final_loss",
-    "chance_loss",
-)
 
 
 @dataclass(frozen=True)
@@ -88,51 +70,44 @@ def forward(model: BackboneAndHead, data: Data, cut: str) -> Forward:
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train on one fixed batch with the chosen cut; see BreakTheGraph."""
     config = BreakConfig(cut=knobs["cut"])
-    data = make_data(config, seed)
+    run = Run(seed, report)
+    data = make_data(config, run.data_rng)
     model = BackboneAndHead(config)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    audit = ParameterAudit(model, optimizer)
+    run.watch(model, optimizer)
     inputs = describe_inputs(data, config.classes)
 
-    losses: list[float] = []
     graph: dict[str, Any] | None = None
     output_has_grad_fn = True
     for step in range(config.steps):
         result = forward(model, data, config.cut)
         if graph is None:
             graph = graph_table(data, result)
-        loss_value = result.loss.item()
-        report.metric("loss", step, loss_value)  # a number, with or without a graph
+        run.log("loss", step, result.loss.item())  # a number, with or without a graph
         if result.loss.grad_fn is None:
-            raise nothing_to_backpropagate(config, audit, result, graph, inputs)
-        losses.append(loss_value)
+            raise nothing_to_backpropagate(config, run, result, graph, inputs)
         output_has_grad_fn = output_has_grad_fn and result.logits.grad_fn is not None
 
         before = {part: snapshot(model, part) for part in (UPSTREAM, DOWNSTREAM)}
         optimizer.zero_grad(set_to_none=True)
         result.loss.backward()  # type: ignore[no-untyped-call]
-        audit.after_backward()
+        run.after_backward()
         optimizer.step()
         for part, weights in before.items():
-            report.metric(f"update@{part}", step, step_size(model, part, weights))
+            run.log(f"update@{part}", step, step_size(model, part, weights))
 
-    rows = audit.rows()
     # Every step's loss had a grad_fn, or we would have stopped above.
-    signature = build_signature(
-        config, rows, output_has_grad_fn=output_has_grad_fn, loss_has_grad_fn=True
+    signature = graph_signature(
+        config, run, output_has_grad_fn=output_has_grad_fn, loss_has_grad_fn=True
     )
-    signature |= {
-        "steps_run": len(losses),
-        "initial_loss": losses[0],
-        "final_loss": tail_mean(losses),
-    }
-    diagnostics = {"parameters": rows, "tables": [graph] if graph else []}
-    return DrillOutcome(signature, diagnostics, inputs)
+    signature.steps_run = len(run.values("loss"))
+    signature.final_loss = run.tail_mean("loss")
+    return run.outcome(signature, inputs=inputs, tables=[graph] if graph else [])
 
 
 def nothing_to_backpropagate(
     config: BreakConfig,
-    audit: ParameterAudit,
+    run: Run,
     result: Forward,
     graph: dict[str, Any],
     inputs: dict[str, Any],
@@ -159,37 +134,56 @@ def nothing_to_backpropagate(
     if torch_says:
         message += f" (backward() says: {torch_says})"
 
-    rows = audit.rows()
-    signature = build_signature(
-        config, rows, output_has_grad_fn=output_has_grad_fn, loss_has_grad_fn=False
+    signature = graph_signature(
+        config, run, output_has_grad_fn=output_has_grad_fn, loss_has_grad_fn=False
     )
-    signature |= {"steps_run": 0, "initial_loss": result.loss.item()}
-    diagnostics = {"parameters": rows, "tables": [graph], "torch_error": torch_says}
-    return DrillError(message, outcome=DrillOutcome(signature, diagnostics, inputs, message))
+    signature.steps_run = 0
+    outcome = run.outcome(
+        signature, inputs=inputs, error=message, tables=[graph], torch_error=torch_says
+    )
+    return DrillError(message, outcome=outcome)
 
 
-def build_signature(
-    config: BreakConfig,
-    rows: list[dict[str, Any]],
-    *,
-    output_has_grad_fn: bool,
-    loss_has_grad_fn: bool,
-) -> dict[str, SignatureValue]:
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    for side, part in (("upstream", UPSTREAM), ("downstream", DOWNSTREAM)):
-        part_rows = [row for row in rows if row["name"].startswith(f"{part}.")]
-        signature |= {
-            f"{side}_params": len(part_rows),
-            f"{side}_grad_none": sum(row["grad"] == "none" for row in part_rows),
-            f"{side}_updated": sum(row["update_norm"] > 0 for row in part_rows),
-            f"{side}_update_norm": math.sqrt(sum(row["update_norm"] ** 2 for row in part_rows)),
-        }
-    signature |= {
-        "output_has_grad_fn": output_has_grad_fn,
-        "loss_has_grad_fn": loss_has_grad_fn,
-        "chance_loss": math.log(config.classes),
-    }
-    return signature
+@dataclass(frozen=True)
+class PartMovement:
+    """What the audit says about one side of the cut."""
+
+    params: int  # parameter tensors in the part
+    grad_none: int  # ... whose .grad stayed None
+    updated: int  # ... that moved at all
+    update_norm: float  # L2 norm of the part's total change
+
+
+def part_movement(rows: list[dict[str, Any]], part: str) -> PartMovement:
+    part_rows = [row for row in rows if row["name"].startswith(f"{part}.")]
+    return PartMovement(
+        params=len(part_rows),
+        grad_none=sum(row["grad"] == "none" for row in part_rows),
+        updated=sum(row["update_norm"] > 0 for row in part_rows),
+        update_norm=math.sqrt(sum(row["update_norm"] ** 2 for row in part_rows)),
+    )
+
+
+def graph_signature(
+    config: BreakConfig, run: Run, *, output_has_grad_fn: bool, loss_has_grad_fn: bool
+) -> BreakSignature:
+    """The numbers every run reports, whether or not it could backpropagate."""
+    rows = run.parameter_rows()
+    upstream, downstream = part_movement(rows, UPSTREAM), part_movement(rows, DOWNSTREAM)
+    return BreakSignature(
+        upstream_params=upstream.params,
+        upstream_grad_none=upstream.grad_none,
+        upstream_updated=upstream.updated,
+        upstream_update_norm=upstream.update_norm,
+        downstream_params=downstream.params,
+        downstream_grad_none=downstream.grad_none,
+        downstream_updated=downstream.updated,
+        downstream_update_norm=downstream.update_norm,
+        output_has_grad_fn=output_has_grad_fn,
+        loss_has_grad_fn=loss_has_grad_fn,
+        initial_loss=run.first("loss"),
+        chance_loss=math.log(config.classes),
+    )
 
 
 def grad_fn_name(tensor: torch.Tensor) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.lr_sweep.signature import LrSweepSignature
 from drills.catalog.lr_sweep.verdicts import FALLS, UNSTABLE, verdicts
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 from drills.core.knobs import MAX_LIST_VALUES
@@ -33,6 +34,7 @@ class LrSweep(Drill):
     )
     version = "1"
     healthy = "bracketed"
+    signature_type = LrSweepSignature
     knobs = (
         Knob(
             "optimizer",

@@ -1,7 +1,7 @@
 """The training loop of the learning-rate sweep: one run per rate, from the same start.
 
-Kept apart from the drill's description (drills/lr_sweep.py) so that only a worker process
-that actually trains imports torch.
+Kept apart from the drill's description (__init__.py) so that only a worker process that actually
+trains imports torch.
 """
 
 from __future__ import annotations
@@ -12,43 +12,19 @@ import math
 import statistics
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from drills.catalog.lr_sweep.verdicts import (
-    FALLS,
-    FLAT,
-    SLOT_FIELDS,
-    SLOTS,
-    UNSTABLE,
-    rate_verdict,
-    slot_key,
-)
-from drills.core.contract import DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit, total_grad_norm
-from drills.kit.curves import tail_mean
+from drills.catalog.lr_sweep.signature import LrSweepSignature
+from drills.catalog.lr_sweep.verdicts import FALLS, FLAT, SLOTS, UNSTABLE, rate_verdict
+from drills.core.contract import DrillOutcome, Reporter
+from drills.kit.audit import total_grad_norm
+from drills.kit.run import Run
 from drills.kit.tables import Cell, table
-
-SIGNATURE_KEYS = (
-    "optimizer",
-    "lr_count",
-    "steps",
-    "initial_loss",
-    "target_variance",
-    "best_lr",
-    "best_final_loss",
-    "flat_count",
-    "falling_count",
-    "unstable_count",
-    "largest_stable_lr",
-    "smallest_unstable_lr",
-    "sharpness",
-    "stability_limit",
-) + tuple(slot_key(name, slot) for slot in SLOTS for name in SLOT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -66,15 +42,17 @@ class SweepConfig:
 
 @dataclass
 class RateRun:
-    """Everything one rate's run produced."""
+    """Everything one rate's run produced (its curves are also in the Run, named by the rate)."""
 
     lr: float
-    losses: list[float] = field(default_factory=list)
-    grad_norms: list[float] = field(default_factory=list)
-    update_norms: list[float] = field(default_factory=list)
-    update_ratios: list[float] = field(default_factory=list)  # step size / weight size
-    nonfinite_step: int | None = None
-    audit_rows: list[dict[str, Any]] = field(default_factory=list)
+    losses: list[float]  # one per step taken
+    grad_norms: list[float]
+    update_norms: list[float]  # finite steps only: an overflowing step shows up as the next loss
+    update_ratios: list[float]  # step size / weight size
+    final_loss: float  # mean of the last 10% of the finite losses
+    max_loss: float
+    nonfinite_step: int | None  # where it overflowed and stopped
+    audit_rows: list[dict[str, Any]]
 
 
 class TanhMLP(nn.Module):
@@ -92,9 +70,10 @@ class TanhMLP(nn.Module):
         return self.net(x)  # type: ignore[no-any-return]
 
 
-def make_problem(config: SweepConfig, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Inputs and targets from a private generator: every rate sees exactly this data."""
-    generator = torch.Generator().manual_seed(seed)
+def make_problem(
+    config: SweepConfig, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs and targets from the run's data generator: every rate sees exactly this data."""
     x = config.input_scale * torch.randn(config.examples, config.features, generator=generator)
     teacher = torch.randn(config.features, 1, generator=generator) / math.sqrt(config.features)
     clean = 2.0 * torch.tanh(x @ teacher)
@@ -124,7 +103,7 @@ def top_hessian_eigenvalue(
     loss_fn: Callable[[], torch.Tensor],
     parameters: Sequence[nn.Parameter],
     iterations: int,
-    seed: int,
+    generator: torch.Generator,
 ) -> float:
     """The largest curvature of the loss (top Hessian eigenvalue), by power iteration.
 
@@ -132,7 +111,6 @@ def top_hessian_eigenvalue(
     backward pass through the gradient); the direction turns towards the steepest curvature.
     Plain gradient descent on a quadratic with that curvature is stable only for lr < 2 / it.
     """
-    generator = torch.Generator().manual_seed(seed)
     direction = [torch.randn(p.shape, generator=generator) for p in parameters]
     eigenvalue = 0.0
     for _ in range(iterations):
@@ -152,138 +130,142 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     config = SweepConfig()
     optimizer_name: str = knobs["optimizer"]
     rates = sorted(knobs["lrs"])  # smallest first: the table and the slots read in order
-    x, y = make_problem(config, seed)
+    run = Run(seed, report)
+    x, y = make_problem(config, run.data_rng)
     model = TanhMLP(config)  # initial weights come from the runner's torch.manual_seed(seed)
     initial_state = copy.deepcopy(model.state_dict())
 
     def loss_fn() -> torch.Tensor:
         return F.mse_loss(model(x), y)
 
+    # The power iteration's starting direction has a stream of its own, seeded like the data,
+    # so the estimate does not depend on how many numbers the data took.
+    probe_rng = torch.Generator().manual_seed(run.seed)
     parameters = list(model.parameters())
-    sharpness = top_hessian_eigenvalue(loss_fn, parameters, config.power_iterations, seed)
+    sharpness = top_hessian_eigenvalue(loss_fn, parameters, config.power_iterations, probe_rng)
 
-    runs = []
+    sweep = []
     for lr in rates:
         model.load_state_dict(initial_state)  # every rate starts from the very same weights
-        runs.append(train_one_rate(model, optimizer_name, lr, loss_fn, config, report))
+        sweep.append(train_one_rate(run, model, optimizer_name, lr, loss_fn, config))
 
-    initial_loss = runs[0].losses[0]
-    signature = summarise(runs, initial_loss, config)
-    signature |= {
-        "optimizer": optimizer_name,
-        "target_variance": float(y.var(correction=0)),
-        "sharpness": sharpness,
-        # The limit is a property of plain gradient descent; Adam rescales every step.
-        "stability_limit": 2.0 / sharpness if optimizer_name == "sgd" and sharpness > 0 else None,
-    }
-    diagnostics = {
-        "parameters": [
-            {**row, "name": f"lr={run.lr!r}: {row['name']}"}
-            for run in runs
-            for row in run.audit_rows
+    initial_loss = sweep[0].losses[0]
+    signature = summarise(sweep, initial_loss, config)
+    signature.optimizer = optimizer_name
+    signature.target_variance = float(y.var(correction=0))
+    signature.sharpness = sharpness
+    # The limit is a property of plain gradient descent; Adam rescales every step.
+    if optimizer_name == "sgd" and sharpness > 0:
+        signature.stability_limit = 2.0 / sharpness
+    return run.outcome(
+        signature,
+        inputs=describe_inputs(x, y, config),
+        # One audit per rate (the Run's own holds the last rate only), each row named by its rate.
+        parameters=[
+            {**row, "name": f"lr={rate.lr!r}: {row['name']}"}
+            for rate in sweep
+            for row in rate.audit_rows
         ],
-        "tables": [rates_table(runs, initial_loss)],
-    }
-    return DrillOutcome(signature, diagnostics, describe_inputs(x, y, config))
+        tables=[rates_table(sweep, initial_loss)],
+    )
 
 
 def train_one_rate(
+    run: Run,
     model: nn.Module,
     optimizer_name: str,
     lr: float,
     loss_fn: Callable[[], torch.Tensor],
     config: SweepConfig,
-    report: Reporter,
 ) -> RateRun:
+    """One rate's run; its curves go into the Run as "loss@lr=...", "grad_norm@lr=...", ..."""
     parameters = list(model.parameters())
     optimizer = make_optimizer(optimizer_name, parameters, lr)
-    audit = ParameterAudit(model, optimizer)
-    run = RateRun(lr)
+    run.watch(model, optimizer)  # a fresh audit for this rate
+    loss_name, grad_name, update_name = (
+        f"{metric}@lr={lr!r}" for metric in ("loss", "grad_norm", "update_norm")
+    )
+    update_ratios: list[float] = []
+    nonfinite_step = None  # this rate's own: run.nonfinite_step keeps only the sweep's first
     for step in range(config.steps):
         loss = loss_fn()
-        if not math.isfinite(loss.item()):
-            run.nonfinite_step = step  # overflowed: stop this rate rather than plot NaN
+        if run.stop_if_nonfinite(step, loss.item()):
+            nonfinite_step = step  # overflowed: stop this rate rather than plot NaN
             break
         optimizer.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[no-untyped-call]
-        audit.after_backward()
+        run.after_backward()
         grad_norm = total_grad_norm(parameters)
-        if not math.isfinite(grad_norm):
-            run.nonfinite_step = step
+        if run.stop_if_nonfinite(step, grad_norm):
+            nonfinite_step = step
             break
         before = [p.detach().clone() for p in parameters]
         optimizer.step()
         step_size = update_norm(before, [p.detach() for p in parameters])
 
-        run.losses.append(loss.item())
-        run.grad_norms.append(grad_norm)
-        report.metric(f"loss@lr={lr!r}", step, loss.item())
-        report.metric(f"grad_norm@lr={lr!r}", step, grad_norm)
+        run.log(loss_name, step, loss.item())
+        run.log(grad_name, step, grad_norm)
         if math.isfinite(step_size):  # an overflowing step shows up as the next loss
-            run.update_norms.append(step_size)
-            run.update_ratios.append(step_size / weights_norm(before))
-            report.metric(f"update_norm@lr={lr!r}", step, step_size)
-    run.audit_rows = audit.rows()
-    return run
+            update_ratios.append(step_size / weights_norm(before))
+            run.log(update_name, step, step_size)
+
+    final_loss = run.tail_mean(loss_name)
+    assert final_loss is not None  # the first loss is finite: same weights and data for every rate
+    return RateRun(
+        lr,
+        losses=run.values(loss_name),
+        grad_norms=run.values(grad_name),
+        update_norms=run.values(update_name),
+        update_ratios=update_ratios,
+        final_loss=final_loss,
+        max_loss=max(run.values(loss_name)),
+        nonfinite_step=nonfinite_step,
+        audit_rows=run.parameter_rows(),
+    )
 
 
 def summarise(
-    runs: Sequence[RateRun], initial_loss: float, config: SweepConfig
-) -> dict[str, SignatureValue]:
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= {"lr_count": len(runs), "steps": config.steps, "initial_loss": initial_loss}
+    sweep: Sequence[RateRun], initial_loss: float, config: SweepConfig
+) -> LrSweepSignature:
+    signature = LrSweepSignature(lr_count=len(sweep), steps=config.steps, initial_loss=initial_loss)
     found: list[tuple[float, str, float]] = []  # (lr, verdict, final loss)
-    for slot, run in zip(SLOTS, runs, strict=False):
-        final, peak = final_loss(run), max(run.losses)
-        verdict = rate_verdict(initial_loss, final, peak, run.nonfinite_step)
-        found.append((run.lr, verdict, final))
-        signature |= {
-            slot_key("lr", slot): run.lr,
-            slot_key("final_loss", slot): final,
-            slot_key("loss_drop", slot): (initial_loss - final) / initial_loss,
-            slot_key("max_loss", slot): peak,
-            slot_key("nonfinite_step", slot): run.nonfinite_step,
-        }
+    for slot, rate in zip(SLOTS, sweep, strict=False):
+        verdict = rate_verdict(initial_loss, rate.final_loss, rate.max_loss, rate.nonfinite_step)
+        found.append((rate.lr, verdict, rate.final_loss))
+        signature.fill_slot(
+            slot,
+            lr=rate.lr,
+            final_loss=rate.final_loss,
+            loss_drop=(initial_loss - rate.final_loss) / initial_loss,
+            max_loss=rate.max_loss,
+            nonfinite_step=rate.nonfinite_step,
+        )
     stable = [(lr, final) for lr, verdict, final in found if verdict not in UNSTABLE]
     unstable = [lr for lr, verdict, _ in found if verdict in UNSTABLE]
     if stable:
-        best_lr, best_final = min(stable, key=lambda pair: pair[1])
-        signature |= {
-            "best_lr": best_lr,
-            "best_final_loss": best_final,
-            "largest_stable_lr": max(lr for lr, _ in stable),
-        }
-    signature |= {
-        "flat_count": sum(verdict == FLAT for _, verdict, _ in found),
-        "falling_count": sum(verdict == FALLS for _, verdict, _ in found),
-        "unstable_count": len(unstable),
-        "smallest_unstable_lr": min(unstable) if unstable else None,
-    }
+        signature.best_lr, signature.best_final_loss = min(stable, key=lambda pair: pair[1])
+        signature.largest_stable_lr = max(lr for lr, _ in stable)
+    signature.flat_count = sum(verdict == FLAT for _, verdict, _ in found)
+    signature.falling_count = sum(verdict == FALLS for _, verdict, _ in found)
+    signature.unstable_count = len(unstable)
+    signature.smallest_unstable_lr = min(unstable) if unstable else None
     return signature
 
 
-def final_loss(run: RateRun) -> float:
-    # Mean of the last 10% of the finite losses: for an overflowing rate, where it was heading.
-    value = tail_mean(run.losses)
-    assert value is not None  # the first loss is finite: same weights and data for every rate
-    return value
-
-
-def rates_table(runs: Sequence[RateRun], initial_loss: float) -> dict[str, Any]:
+def rates_table(sweep: Sequence[RateRun], initial_loss: float) -> dict[str, Any]:
     rows: list[list[Cell]] = []
-    for run in runs:
-        final, peak = final_loss(run), max(run.losses)
+    for rate in sweep:
         rows.append(
             [
-                run.lr,
-                rate_verdict(initial_loss, final, peak, run.nonfinite_step),
-                final,
-                (initial_loss - final) / initial_loss,
-                peak,
-                run.nonfinite_step,
-                statistics.median(run.grad_norms),
-                statistics.median(run.update_norms) if run.update_norms else None,
-                statistics.median(run.update_ratios) if run.update_ratios else None,
+                rate.lr,
+                rate_verdict(initial_loss, rate.final_loss, rate.max_loss, rate.nonfinite_step),
+                rate.final_loss,
+                (initial_loss - rate.final_loss) / initial_loss,
+                rate.max_loss,
+                rate.nonfinite_step,
+                statistics.median(rate.grad_norms),
+                statistics.median(rate.update_norms) if rate.update_norms else None,
+                statistics.median(rate.update_ratios) if rate.update_ratios else None,
             ]
         )
     return table(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.optimizer_membership.signature import MembershipSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
 EXCLUSIONS = ("none", "head", "backbone", "head-replaced-after")
@@ -32,6 +33,7 @@ class OptimizerMembership(Drill):
     )
     version = "1"
     healthy = "all-optimized"
+    signature_type = MembershipSignature
     knobs = (
         Knob(
             "exclude",

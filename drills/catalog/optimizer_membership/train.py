@@ -1,7 +1,7 @@
 """The training loop of "Optimizer membership": parameters that get gradients but no updates.
 
-Kept apart from the drill's description (drills/optimizer_membership.py) so that only a worker
-process that actually trains imports torch.
+Kept apart from the drill's description (__init__.py) so that only a worker process that actually
+trains imports torch.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from drills.core.contract import DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit
+from drills.catalog.optimizer_membership.signature import MembershipSignature
+from drills.core.contract import DrillOutcome, Reporter
 from drills.kit.backbone_head import (
     BackboneAndHead,
     BackboneHeadConfig,
@@ -25,26 +25,10 @@ from drills.kit.backbone_head import (
     snapshot,
     step_size,
 )
-from drills.kit.curves import tail_mean
+from drills.kit.run import Run
 from drills.kit.tables import Cell, table
 
 PARTS = ("backbone", "head")
-
-# Every run reports every key (None where a number does not apply), so records line up.
-SIGNATURE_KEYS = (
-    "model_params",
-    "in_optimizer",
-    "not_in_optimizer",
-    "stale_optimizer_tensors",
-    "grad_but_no_update",
-    "backbone_grad_but_no_update",
-    "head_grad_but_no_update",
-    "backbone_update_norm",
-    "head_update_norm",
-    "initial_loss",
-    "final_loss",
-    "chance_loss",
-)
 
 
 @dataclass(frozen=True)
@@ -64,7 +48,8 @@ def parameters_to_optimize(model: BackboneAndHead, exclude: str) -> Iterator[nn.
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train on one fixed batch with part of the model missing from the optimizer."""
     config = MembershipConfig(exclude=knobs["exclude"])
-    data = make_data(config, seed)
+    run = Run(seed, report)
+    data = make_data(config, run.data_rng)
     model = BackboneAndHead(config)
     optimizer = torch.optim.Adam(parameters_to_optimize(model, config.exclude), lr=config.lr)
     if config.exclude == "head-replaced-after":
@@ -72,27 +57,28 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         # was built: the optimizer still holds the old head's tensors, which nothing uses now.
         model.head = nn.Linear(config.hidden, config.classes)
     # The audit reads the model as it is now and asks the optimizer about each live parameter.
-    audit = ParameterAudit(model, optimizer)
+    run.watch(model, optimizer)
 
-    losses: list[float] = []
     for step in range(config.steps):
         loss = F.cross_entropy(model(data.features), data.labels)
-        losses.append(loss.item())
-        report.metric("loss", step, losses[-1])
+        run.log("loss", step, loss.item())
 
         before = {part: snapshot(model, part) for part in PARTS}
         optimizer.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[no-untyped-call]
-        audit.after_backward()
+        run.after_backward()
         optimizer.step()
         for part, weights in before.items():
-            report.metric(f"update@{part}", step, step_size(model, part, weights))
+            run.log(f"update@{part}", step, step_size(model, part, weights))
 
-    rows = audit.rows()
-    signature = build_signature(config, model, optimizer, rows)
-    signature |= {"initial_loss": losses[0], "final_loss": tail_mean(losses)}
-    diagnostics = {"parameters": rows, "tables": [optimizer_table(model, optimizer)]}
-    return DrillOutcome(signature, diagnostics, describe_inputs(data, config.classes))
+    signature = membership_signature(config, model, optimizer, run.parameter_rows())
+    signature.initial_loss = run.first("loss")
+    signature.final_loss = run.tail_mean("loss")
+    return run.outcome(
+        signature,
+        inputs=describe_inputs(data, config.classes),
+        tables=[optimizer_table(model, optimizer)],
+    )
 
 
 def has_grad_but_no_update(row: dict[str, Any]) -> bool:
@@ -106,28 +92,30 @@ def stale_tensors(model: nn.Module, optimizer: torch.optim.Optimizer) -> list[to
     return [p for p in held if id(p) not in live]
 
 
-def build_signature(
+def membership_signature(
     config: MembershipConfig,
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     rows: list[dict[str, Any]],
-) -> dict[str, SignatureValue]:
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= {
-        "model_params": len(rows),
-        "in_optimizer": sum(row["in_optimizer"] for row in rows),
-        "not_in_optimizer": sum(not row["in_optimizer"] for row in rows),
-        "stale_optimizer_tensors": len(stale_tensors(model, optimizer)),
-        "grad_but_no_update": sum(has_grad_but_no_update(row) for row in rows),
-        "chance_loss": math.log(config.classes),
-    }
-    for part in PARTS:
-        part_rows = [row for row in rows if row["name"].startswith(f"{part}.")]
-        signature |= {
-            f"{part}_grad_but_no_update": sum(has_grad_but_no_update(row) for row in part_rows),
-            f"{part}_update_norm": math.sqrt(sum(row["update_norm"] ** 2 for row in part_rows)),
-        }
-    return signature
+) -> MembershipSignature:
+    def part_rows(part: str) -> list[dict[str, Any]]:
+        return [row for row in rows if row["name"].startswith(f"{part}.")]
+
+    def update_norm(part: str) -> float:
+        return math.sqrt(sum(row["update_norm"] ** 2 for row in part_rows(part)))
+
+    return MembershipSignature(
+        model_params=len(rows),
+        in_optimizer=sum(row["in_optimizer"] for row in rows),
+        not_in_optimizer=sum(not row["in_optimizer"] for row in rows),
+        stale_optimizer_tensors=len(stale_tensors(model, optimizer)),
+        grad_but_no_update=sum(has_grad_but_no_update(row) for row in rows),
+        backbone_grad_but_no_update=sum(map(has_grad_but_no_update, part_rows("backbone"))),
+        head_grad_but_no_update=sum(map(has_grad_but_no_update, part_rows("head"))),
+        backbone_update_norm=update_norm("backbone"),
+        head_update_norm=update_norm("head"),
+        chance_loss=math.log(config.classes),
+    )
 
 
 def optimizer_table(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:

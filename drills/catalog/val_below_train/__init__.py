@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.val_below_train.signature import ValBelowTrainSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
 EVAL_MODES = ("eval", "train")
@@ -39,6 +40,7 @@ class ValBelowTrain(Drill):
     version = "1"
     # Evaluated correctly, dropout/augmentation make online training loss sit above validation.
     healthy = "train-noise"
+    signature_type = ValBelowTrainSignature
     knobs = (
         Knob(
             "dropout",

@@ -1,7 +1,7 @@
 """The training loop of "Validation below training": one loss, measured three ways each epoch.
 
-Kept apart from the drill's description (drills/val_below_train.py) so that only a worker process
-that actually trains imports torch.
+Kept apart from the drill's description (__init__.py) so that only a worker process that actually
+trains imports torch.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from drills.core.contract import DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit
+from drills.catalog.val_below_train.signature import ValBelowTrainSignature
+from drills.core.contract import DrillOutcome, Reporter
+from drills.kit.run import Run
 from drills.kit.synthetic_classification import (
     LabelledSet,
     TeacherTask,
@@ -29,24 +30,6 @@ from drills.kit.synthetic_classification import (
     sets_digest,
 )
 from drills.kit.tables import table
-
-# Every run reports every key, so records line up.
-SIGNATURE_KEYS = (
-    "epochs",
-    "train_examples",
-    "val_examples",
-    "online_train_loss",
-    "train_eval_loss",
-    "val_loss",
-    "online_gap",
-    "val_gap",
-    "val_below_online",
-    "val_spread",
-    "train_eval_spread",
-    "learned_share",
-    "noise_floor",
-    "chance_loss",
-)
 
 
 @dataclass(frozen=True)
@@ -71,31 +54,27 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     config = ValBelowTrainConfig(
         dropout=knobs["dropout"], augment_noise=knobs["augment_noise"], eval_mode=knobs["eval_mode"]
     )
-    # A private generator: the data depend on the seed only, so every knob setting sees the
-    # same sets, and the same batch order (dropout and noise draw from torch's global RNG).
-    data_rng = torch.Generator().manual_seed(seed)
-    teacher = make_teacher(config.task, data_rng)
-    val_set = draw_set(config.task, teacher, config.val_examples, data_rng)
-    train_set = draw_set(config.task, teacher, config.train_examples, data_rng)
-    order_rng = torch.Generator().manual_seed(seed + 1)
+    # The run's generators: every knob setting sees the same sets and the same batch order
+    # (dropout and noise draw from torch's global RNG).
+    run = Run(seed, report)
+    teacher = make_teacher(config.task, run.data_rng)
+    val_set = draw_set(config.task, teacher, config.val_examples, run.data_rng)
+    train_set = draw_set(config.task, teacher, config.train_examples, run.data_rng)
 
     model = build_mlp(
         config.task, config.hidden, dropout=config.dropout, input_noise=config.augment_noise
     )
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    audit = ParameterAudit(model, optimizer)
+    run.watch(model, optimizer)
     val_in_train_mode = config.eval_mode == "train"
 
     batches_per_epoch = math.ceil(config.train_examples / config.batch_size)
     total_steps = config.epochs * batches_per_epoch
-    online: list[float] = []
-    train_eval: list[float] = []
-    val: list[float] = []
     step = 0
     for epoch in range(1, config.epochs + 1):
         model.train()  # dropout and input noise on
         batch_losses = []
-        order = torch.randperm(config.train_examples, generator=order_rng)
+        order = torch.randperm(config.train_examples, generator=run.order_rng)
         for start in range(0, config.train_examples, config.batch_size):
             indices = order[start : start + config.batch_size]
             for group in optimizer.param_groups:
@@ -104,56 +83,59 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             optimizer.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
             if start + config.batch_size >= config.train_examples:
-                audit.after_backward()  # once per epoch: the audit keeps the latest gradients
+                run.after_backward()  # once per epoch: the audit keeps the latest gradients
             optimizer.step()
             batch_losses.append(loss.item())
             step += 1
 
         # 1. What most loops print: the mean of this epoch's batch losses, each one taken with
         #    dropout and noise on, from weights that kept improving during the epoch.
-        online.append(statistics.fmean(batch_losses))
+        online = statistics.fmean(batch_losses)
         # 2. The end-of-epoch weights on the same training data, randomness off.
-        train_eval.append(mean_loss(model, train_set, train_mode=False))
+        train_eval = mean_loss(model, train_set, train_mode=False)
         # 3. Validation, in whichever mode the loop (maybe wrongly) leaves the model in.
-        val.append(mean_loss(model, val_set, train_mode=val_in_train_mode))
+        val = mean_loss(model, val_set, train_mode=val_in_train_mode)
 
-        report.metric("train_online", epoch, online[-1])
-        report.metric("train_eval", epoch, train_eval[-1])
-        report.metric("val", epoch, val[-1])
-        report.metric("online_minus_train_eval", epoch, online[-1] - train_eval[-1])
-        report.metric("val_minus_train_eval", epoch, val[-1] - train_eval[-1])
+        run.log("train_online", epoch, online)
+        run.log("train_eval", epoch, train_eval)
+        run.log("val", epoch, val)
+        run.log("online_minus_train_eval", epoch, online - train_eval)
+        run.log("val_minus_train_eval", epoch, val - train_eval)
 
+    # The last epochs, where the schedule has nearly stopped the weights.
     last = config.last_epochs
-    online_loss, train_eval_loss, val_loss = (
-        statistics.fmean(series[-last:]) for series in (online, train_eval, val)
+    online_tail, train_eval_tail, val_tail = (
+        run.values(name)[-last:] for name in ("train_online", "train_eval", "val")
     )
+    online_loss = statistics.fmean(online_tail)
+    train_eval_loss = statistics.fmean(train_eval_tail)
+    val_loss = statistics.fmean(val_tail)
     floor, chance = noise_floor(val_set), math.log(config.task.classes)
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= {
-        "epochs": config.epochs,
-        "train_examples": config.train_examples,
-        "val_examples": config.val_examples,
-        "online_train_loss": online_loss,
-        "train_eval_loss": train_eval_loss,
-        "val_loss": val_loss,
-        "online_gap": online_loss - train_eval_loss,
-        "val_gap": val_loss - train_eval_loss,
-        "val_below_online": online_loss - val_loss,
-        "val_spread": spread(val[-last:]),
-        "train_eval_spread": spread(train_eval[-last:]),
+    signature = ValBelowTrainSignature(
+        epochs=config.epochs,
+        train_examples=config.train_examples,
+        val_examples=config.val_examples,
+        online_train_loss=online_loss,
+        train_eval_loss=train_eval_loss,
+        val_loss=val_loss,
+        online_gap=online_loss - train_eval_loss,
+        val_gap=val_loss - train_eval_loss,
+        val_below_online=online_loss - val_loss,
+        val_spread=spread(val_tail),
+        train_eval_spread=spread(train_eval_tail),
         # 0 = no better than guessing, 1 = as good as the teacher itself.
-        "learned_share": (chance - train_eval_loss) / (chance - floor),
-        "noise_floor": floor,
-        "chance_loss": chance,
-    }
-    diagnostics = {
-        "parameters": audit.rows(),
-        "tables": [
+        learned_share=(chance - train_eval_loss) / (chance - floor),
+        noise_floor=floor,
+        chance_loss=chance,
+    )
+    return run.outcome(
+        signature,
+        inputs=describe_inputs(train_set, val_set),
+        tables=[
             how_each_loss_is_measured(config),
-            last_epochs_table(online, train_eval, val, last),
+            last_epochs_table(online_tail, train_eval_tail, val_tail, config.epochs),
         ],
-    }
-    return DrillOutcome(signature, diagnostics, describe_inputs(train_set, val_set))
+    )
 
 
 def cosine_lr(peak: float, step: int, total_steps: int) -> float:
@@ -212,18 +194,17 @@ def how_each_loss_is_measured(config: ValBelowTrainConfig) -> dict[str, Any]:
 
 
 def last_epochs_table(
-    online: Sequence[float], train_eval: Sequence[float], val: Sequence[float], last: int
+    online: Sequence[float], train_eval: Sequence[float], val: Sequence[float], epochs: int
 ) -> dict[str, Any]:
-    first_epoch = len(online) - last + 1
+    """The tails the signature averages, one row per epoch (the last of them is `epochs`)."""
+    first_epoch = epochs - len(online) + 1
     rows = [
         (first_epoch + i, o, t, v)
-        for i, (o, t, v) in enumerate(
-            zip(online[-last:], train_eval[-last:], val[-last:], strict=True)
-        )
+        for i, (o, t, v) in enumerate(zip(online, train_eval, val, strict=True))
     ]
     return table(
         "last_epochs",
-        f"The last {last} epochs (the signature averages these)",
+        f"The last {len(online)} epochs (the signature averages these)",
         ("epoch", "train_online", "train_eval", "val"),
         rows,
     )
