@@ -13,8 +13,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, delete, select
 
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
-
-Point = tuple[str, int, float | str | None]
+from app.runner.events import Point
 
 
 def _stored_value(value: float | str | None) -> float | None:

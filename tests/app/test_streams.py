@@ -10,7 +10,7 @@ from sqlmodel import Session as DbSession
 from app.config import Settings
 from app.main import create_app
 from app.models import Attempt, AttemptStatus
-from app.runner.writer import Ended, Points
+from app.runner.events import Ended, Points
 from bench.learner import Session, StreamLog, follow
 from tests.conftest import PASSWORD, make_user
 from tests.live import serving
