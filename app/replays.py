@@ -14,6 +14,7 @@ from sqlmodel import Session, col, select
 
 from app import evidence
 from app.models import Attempt, Replay, ReplayVerdict, utcnow
+from app.runner.dispatcher import AttemptRunner
 
 RELATIVE_TOLERANCE = 1e-5
 ABSOLUTE_TOLERANCE = 1e-8
@@ -64,6 +65,22 @@ def request_replay(session: Session, *, attempt: Attempt, requested_by: int) -> 
     session.add(replay)
     session.commit()
     session.refresh(replay)
+    return replay
+
+
+def start_replay(
+    session: Session, runner: AttemptRunner, *, attempt: Attempt, requested_by: int
+) -> Replay:
+    """Store the replay, then dispatch it; a dispatch failure keeps it as failed evidence."""
+    replay = request_replay(session, attempt=attempt, requested_by=requested_by)
+    assert replay.id is not None
+    try:
+        runner.submit_replay(
+            replay_id=replay.id, drill=attempt.drill_slug, knobs=attempt.knobs, seed=attempt.seed
+        )
+    except Exception as error:  # kept as evidence that the replay could not run
+        fail_replay(session, replay=replay, error=f"Could not dispatch: {error}")
+        session.commit()
     return replay
 
 
