@@ -5,6 +5,7 @@ import re
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.limits import MAX_DISPLAY_NAME
 from app.models import Role, User
 from app.security.login_sessions import close_every_login
 from app.security.passwords import hash_password, password_problem, verify_password
@@ -34,8 +35,8 @@ def create_user(
     if find_user(session, username) is not None:
         raise AccountError("username", f"the username {username!r} is taken")
     display_name = display_name.strip() or username
-    if len(display_name) > 120:
-        raise AccountError("display_name", "use at most 120 characters")
+    if len(display_name) > MAX_DISPLAY_NAME:
+        raise AccountError("display_name", f"use at most {MAX_DISPLAY_NAME} characters")
     if problem := password_problem(password):
         raise AccountError("password", problem)
     user = User(

@@ -6,11 +6,11 @@ import secrets
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.limits import MAX_COHORT_NAME
 from app.models import Cohort, CohortMembership, Role, User
 
 # No 0/O or 1/I/L: codes are read out loud and typed by hand.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-MAX_COHORT_NAME = 120
 
 
 class InvalidCohort(ValueError):

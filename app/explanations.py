@@ -4,6 +4,7 @@ from collections.abc import Mapping
 
 from sqlmodel import Session
 
+from app.limits import MAX_EXPLAIN_BACK
 from app.models import Attempt, Explanation
 from app.submissions import EXPLANATION_FIELDS
 
@@ -23,13 +24,12 @@ def explain_back(
     attempt: Attempt,
     learner_id: int,
     fields: Mapping[str, str],
-    max_text: int,
 ) -> Explanation:
     values = {name: fields.get(name, "").strip() for name in EXPLANATION_FIELDS}
     errors = {
-        name: "required" if not value else f"longer than {max_text} characters"
+        name: "required" if not value else f"longer than {MAX_EXPLAIN_BACK} characters"
         for name, value in values.items()
-        if not value or len(value) > max_text
+        if not value or len(value) > MAX_EXPLAIN_BACK
     }
     if not attempt.final:
         errors["mechanism"] = "wait until the run has finished, then explain what you saw"

@@ -6,6 +6,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
+from app import limits
 from app.config import ROOT
 from app.markdown import render_markdown
 from app.security.csrf import csrf_token
@@ -50,6 +51,8 @@ def is_measurement(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+# Form caps: `maxlength="{{ limits.MAX_PREDICTION }}"` (the services check the same numbers).
+templates.env.globals["limits"] = limits
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.tests["measurement"] = is_measurement

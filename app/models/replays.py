@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import JSON, Column
 from sqlmodel import Field, SQLModel
 
+from app import limits
 from app.models.time import utcnow
 
 
@@ -28,6 +29,6 @@ class Replay(SQLModel, table=True):
     max_relative_difference: float | None = None
     first_difference: str | None = Field(default=None, max_length=200)
     environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    error: str | None = Field(default=None, max_length=4000)
+    error: str | None = Field(default=None, max_length=limits.MAX_ERROR_TEXT)
     created_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None

@@ -15,7 +15,6 @@ from app.deps import (
     OwnAttemptDep,
     RunnerDep,
     SessionDep,
-    SettingsDep,
 )
 from app.forms import FormDep, is_htmx
 from app.templating import templates
@@ -34,7 +33,6 @@ def run_from_page(
     fields: FormDep,
     session: SessionDep,
     runner: RunnerDep,
-    settings: SettingsDep,
     user: CurrentUser,
 ) -> Response:
     knobs = {k[len(KNOB_PREFIX) :]: v for k, v in fields.items() if k.startswith(KNOB_PREFIX)}
@@ -51,7 +49,6 @@ def run_from_page(
             drill=drill,
             learner_id=user.saved_id,
             request=attempt_request,
-            max_text=settings.max_text_length,
         )
     except InvalidAttempt as error:
         context: dict[str, Any] = {
@@ -144,7 +141,6 @@ def explain_back(
     attempt: OwnAttemptDep,
     fields: FormDep,
     session: SessionDep,
-    settings: SettingsDep,
     user: CurrentUser,
 ) -> HTMLResponse:
     context = attempt_context(session, attempt, user)
@@ -154,7 +150,6 @@ def explain_back(
             attempt=attempt,
             learner_id=user.saved_id,
             fields=fields,
-            max_text=settings.max_text_length,
         )
     except explanations.InvalidExplanation as invalid:
         context.update(explanation_errors=invalid.errors, explanation_draft=invalid.draft)
