@@ -13,7 +13,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app import evidence
-from app.models import Attempt, Replay, ReplayVerdict, utcnow
+from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, ReplayVerdict, utcnow
 from app.runner.dispatcher import AttemptRunner
 
 RELATIVE_TOLERANCE = 1e-5
@@ -87,11 +87,11 @@ def start_replay(
 def finish_replay(session: Session, *, replay: Replay, record: dict[str, Any]) -> None:
     attempt = session.get(Attempt, replay.attempt_id)
     assert attempt is not None
-    replay.status = "finished"
+    replay.status = ReplayStatus.finished
     replay.digest = record.get("digest")
     replay.environment = record.get("environment")
     replay.finished_at = utcnow()
-    replayed_status = evidence.attempt_status_of(record.get("status", ""))
+    replayed_status = AttemptStatus.of_run(record.get("status", ""))
     if replayed_status != attempt.status:
         replay.verdict = ReplayVerdict.differs
         replay.first_difference = f"status: {attempt.status} then {replayed_status}"
@@ -109,7 +109,7 @@ def finish_replay(session: Session, *, replay: Replay, record: dict[str, Any]) -
 
 
 def fail_replay(session: Session, *, replay: Replay, error: str) -> None:
-    replay.status = "failed"
+    replay.status = ReplayStatus.failed
     replay.error = error
     replay.finished_at = utcnow()
     session.add(replay)
@@ -124,6 +124,6 @@ def replays_of(session: Session, *, attempt_id: int) -> list[Replay]:
 
 
 def reap_unfinished_replays(session: Session, *, reason: str) -> None:
-    for replay in session.exec(select(Replay).where(Replay.status == "queued")).all():
+    for replay in session.exec(select(Replay).where(Replay.status == ReplayStatus.queued)).all():
         fail_replay(session, replay=replay, error=reason)
     session.commit()

@@ -9,6 +9,14 @@ from fastapi.templating import Jinja2Templates
 from app import limits
 from app.config import ROOT
 from app.markdown import render_markdown
+from app.models import (
+    AttemptStatus,
+    Decision,
+    ReplayStatus,
+    ReplayVerdict,
+    Role,
+    SubmissionStatus,
+)
 from app.security.csrf import csrf_token
 
 
@@ -53,6 +61,15 @@ def is_measurement(value: Any) -> bool:
 
 # Form caps: `maxlength="{{ limits.MAX_PREDICTION }}"` (the services check the same numbers).
 templates.env.globals["limits"] = limits
+# Status names: `{% if submission.status == SubmissionStatus.pending %}`, never a bare string.
+templates.env.globals.update(
+    AttemptStatus=AttemptStatus,
+    Decision=Decision,
+    ReplayStatus=ReplayStatus,
+    ReplayVerdict=ReplayVerdict,
+    Role=Role,
+    SubmissionStatus=SubmissionStatus,
+)
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.tests["measurement"] = is_measurement

@@ -26,6 +26,21 @@ class AttemptStatus(StrEnum):
     def is_final(self) -> bool:
         return self not in (AttemptStatus.queued, AttemptStatus.running)
 
+    @classmethod
+    def of_run(cls, run_status: str) -> "AttemptStatus":
+        """The attempt status for a drill record's status (`drills.core.runner.run_drill` says
+        "ok", "error", "timed_out" or "resource_limit"); anything else is a failure."""
+        return _RUN_STATUS.get(run_status, cls.failed)
+
+
+# The one translation between the drills' record vocabulary and the attempt's.
+_RUN_STATUS = {
+    "ok": AttemptStatus.succeeded,
+    "error": AttemptStatus.failed,
+    "timed_out": AttemptStatus.timed_out,
+    "resource_limit": AttemptStatus.resource_limit,
+}
+
 
 class Attempt(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
@@ -39,7 +54,7 @@ class Attempt(SQLModel, table=True):
     knobs: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     seed: int = Field(sa_type=BigInteger)  # up to drills.core.seed.MAX_SEED
     command: str = Field(max_length=1000)
-    status: str = Field(default=AttemptStatus.queued, max_length=16, index=True)
+    status: str = Field(default=AttemptStatus.queued, max_length=16, index=True)  # AttemptStatus
     error: str | None = Field(default=None, max_length=limits.MAX_ERROR_TEXT)
     environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     inputs: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))

@@ -11,7 +11,7 @@ from app.access import can_review_work_of
 from app.cohorts import cohorts_joined_by
 from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
 from app.forms import FormDep
-from app.models import RUBRIC, Attempt, Submission, User
+from app.models import RUBRIC, Attempt, Submission, SubmissionStatus, User
 from app.progress import latest_feedback, progress_grid
 from app.templating import templates
 from app.views import attempt_context, drill_page_context, submission_versions
@@ -69,7 +69,7 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
         "rubric": RUBRIC,
         "rubric_labels": RUBRIC,
         "can_review": can_review_work_of(session, user, submission.learner_id)
-        and submission.status == "pending",
+        and submission.status == SubmissionStatus.pending,
         "review_form": {},
         "review_errors": {},
     }

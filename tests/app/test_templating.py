@@ -5,6 +5,14 @@ import pytest
 
 from app import limits
 from app.config import ROOT
+from app.models import (
+    AttemptStatus,
+    Decision,
+    ReplayStatus,
+    ReplayVerdict,
+    Role,
+    SubmissionStatus,
+)
 from app.templating import is_measurement, number, table_cell, templates
 
 
@@ -47,3 +55,37 @@ def test_forms_take_their_length_caps_from_app_limits() -> None:
 def test_a_form_shows_the_same_cap_the_service_checks() -> None:
     page = templates.env.get_template("pages/cohorts.html").render(cohorts=[], error=None)
     assert f'maxlength="{limits.MAX_COHORT_NAME}"' in page
+
+
+STATUS_WORDS = {
+    status.value
+    for vocabulary in (AttemptStatus, Decision, ReplayStatus, ReplayVerdict, Role, SubmissionStatus)
+    for status in vocabulary
+}
+
+
+def test_templates_compare_statuses_by_their_enum_not_a_bare_string() -> None:
+    compared = re.compile(r"""(?:==|!=|"equalto",)\s*["'](\w+)["']""")
+    bare = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in sorted((ROOT / "templates").rglob("*.html"))
+        for match in compared.finditer(path.read_text())
+        if match.group(1) in STATUS_WORDS
+    ]
+    assert bare == []
+
+
+@pytest.mark.parametrize(
+    ("run_status", "attempt_status"),
+    [
+        ("ok", AttemptStatus.succeeded),
+        ("error", AttemptStatus.failed),
+        ("timed_out", AttemptStatus.timed_out),
+        ("resource_limit", AttemptStatus.resource_limit),
+        ("something new", AttemptStatus.failed),
+    ],
+)
+def test_a_run_record_status_maps_to_one_attempt_status(
+    run_status: str, attempt_status: AttemptStatus
+) -> None:
+    assert AttemptStatus.of_run(run_status) is attempt_status
