@@ -12,12 +12,6 @@ from sqlmodel import Session, col, select
 from app.models import Cohort, CohortMembership, Role, User
 
 
-def cohort_ids_run_by(session: Session, instructor: User) -> list[int]:
-    if instructor.role != Role.instructor:
-        return []
-    return list(session.exec(select(Cohort.id).where(Cohort.instructor_id == instructor.id)).all())  # type: ignore[arg-type]
-
-
 def learners_of(session: Session, instructor: User) -> set[int]:
     if instructor.role != Role.instructor:
         return set()  # a demoted instructor's cohorts are no longer theirs to read

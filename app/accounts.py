@@ -3,8 +3,9 @@
 import re
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
+from app.limits import MAX_DISPLAY_NAME
 from app.models import Role, User
 from app.security.login_sessions import close_every_login
 from app.security.passwords import hash_password, password_problem, verify_password
@@ -34,8 +35,8 @@ def create_user(
     if find_user(session, username) is not None:
         raise AccountError("username", f"the username {username!r} is taken")
     display_name = display_name.strip() or username
-    if len(display_name) > 120:
-        raise AccountError("display_name", "use at most 120 characters")
+    if len(display_name) > MAX_DISPLAY_NAME:
+        raise AccountError("display_name", f"use at most {MAX_DISPLAY_NAME} characters")
     if problem := password_problem(password):
         raise AccountError("password", problem)
     user = User(
@@ -68,3 +69,31 @@ def authenticate(session: Session, *, username: str, password: str) -> User | No
     if not verify_password(password, user.password_hash if user else None):
         return None
     return user
+
+
+class RoleChangeRefused(ValueError):
+    """`status` is the HTTP answer: 404 for no such user, 422 for a role that cannot be set."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def all_users(session: Session) -> list[User]:
+    return list(session.exec(select(User).order_by(col(User.id))).all())
+
+
+def set_role(session: Session, *, admin: User, user_id: int, role: str) -> User:
+    """An admin gives another account a role; an admin cannot demote themselves."""
+    target = session.get(User, user_id)
+    if target is None:
+        raise RoleChangeRefused(404, f"No user {user_id}.")
+    if role not in {r.value for r in Role}:
+        raise RoleChangeRefused(422, f"unknown role {role!r}")
+    if target.id == admin.id and role != Role.admin:
+        raise RoleChangeRefused(422, "an admin cannot demote themselves")
+    target.role = role
+    session.add(target)
+    session.commit()
+    return target

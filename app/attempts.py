@@ -10,13 +10,12 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.limits import MAX_PREDICTION, MAX_SEED
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.dispatcher import AttemptRunner
 from drills.core.command import replay_command
 from drills.core.contract import Drill
 from drills.core.knobs import KnobError, resolve_knobs
-
-MAX_SEED = 2**31 - 1
 
 
 class InvalidAttempt(ValueError):
@@ -48,7 +47,7 @@ def _validated_seed(raw: object) -> int:
     return seed
 
 
-def validate(drill: Drill, request: AttemptRequest, *, max_text: int) -> tuple[dict[str, Any], int]:
+def validate(drill: Drill, request: AttemptRequest) -> tuple[dict[str, Any], int]:
     """Return the resolved knobs and seed, or raise InvalidAttempt naming the first bad field."""
     keys = {hypothesis.key for hypothesis in drill.hypotheses}
     if not request.hypothesis:
@@ -60,8 +59,10 @@ def validate(drill: Drill, request: AttemptRequest, *, max_text: int) -> tuple[d
     prediction = request.prediction.strip()
     if not prediction:
         raise InvalidAttempt("prediction", "write what you expect to see before running")
-    if len(prediction) > max_text:
-        raise InvalidAttempt("prediction", f"the prediction is longer than {max_text} characters")
+    if len(prediction) > MAX_PREDICTION:
+        raise InvalidAttempt(
+            "prediction", f"the prediction is longer than {MAX_PREDICTION} characters"
+        )
     try:
         knobs = resolve_knobs(drill, request.knobs)
     except KnobError as error:
@@ -76,9 +77,8 @@ def start_attempt(
     drill: Drill,
     learner_id: int,
     request: AttemptRequest,
-    max_text: int,
 ) -> Attempt:
-    knobs, seed = validate(drill, request, max_text=max_text)
+    knobs, seed = validate(drill, request)
     attempt = Attempt(
         learner_id=learner_id,
         drill_slug=drill.slug,

@@ -44,6 +44,11 @@ class AttemptEventBroker:
                 if not watchers:
                     del self._subscriptions[attempt_id]
 
+    def watchers(self, attempt_id: int) -> int:
+        """How many streams are watching the attempt right now."""
+        with self._lock:
+            return len(self._subscriptions.get(attempt_id, ()))
+
     def publish(self, event: AttemptEvent) -> None:
         """Safe to call from any thread."""
         with self._lock:

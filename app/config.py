@@ -50,7 +50,6 @@ class Settings(BaseSettings):
     db_pool_timeout_s: float = Field(default=30.0, gt=0)
     # Dask's nanny kills a worker process above this (a backstop for a single huge allocation).
     worker_memory_limit: str = "4GiB"
-    max_text_length: int = 2000
     # Signs session cookies. Required in prod; dev and test keep a generated one in data_dir.
     secret_key: str | None = None
     # Failed logins (app/security/throttle.py). Per name: locks the name for the addresses that

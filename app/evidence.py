@@ -13,8 +13,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, delete, select
 
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
-
-Point = tuple[str, int, float | str | None]
+from app.runner.events import Point
 
 
 def _stored_value(value: float | str | None) -> float | None:
@@ -49,23 +48,10 @@ def mark_running(session: Session, *, attempt: Attempt, worker: str) -> bool:
     return True
 
 
-_RUN_STATUS = {
-    "ok": AttemptStatus.succeeded,
-    "error": AttemptStatus.failed,
-    "timed_out": AttemptStatus.timed_out,
-    "resource_limit": AttemptStatus.resource_limit,
-}
-
-
-def attempt_status_of(run_status: str) -> AttemptStatus:
-    """The attempt status for a run record's status ("ok", "error", ...)."""
-    return _RUN_STATUS.get(run_status, AttemptStatus.failed)
-
-
 def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, Any]) -> None:
     """Store the worker's final record; its metric series replaces the points streamed so far."""
     assert attempt.id is not None
-    attempt.status = attempt_status_of(record.get("status", ""))
+    attempt.status = AttemptStatus.of_run(record.get("status", ""))
     attempt.error = record.get("error")
     attempt.environment = record.get("environment")
     attempt.inputs = record.get("inputs")

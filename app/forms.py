@@ -20,7 +20,7 @@ from starlette.formparsers import FormParser, MultiPartException, MultiPartParse
 MAX_FIELDS = 64
 MAX_FILES = 1
 MAX_NAME_CHARS = 64
-# Free text: explanations and comments are at most 4,000 characters (app/submissions.py).
+# Free text is capped by app/limits.py (at most 4,000 characters); this parse bound is far above.
 MAX_FIELD_CHARS = 20_000
 FIELD_CHARS = {
     # Usernames are at most 64 characters (app/models/accounts.py); a little longer still gets the

@@ -16,6 +16,7 @@ from app.broker import AttemptEventBroker
 from app.config import ROOT, Settings
 from app.db import make_engine
 from app.deps import LoginRequired
+from app.evidence_writer import EvidenceWriter
 from app.migrate import check_schema_is_current
 from app.portfolio.signing import load_or_create_key
 from app.routes import (
@@ -30,7 +31,6 @@ from app.routes import (
     submissions,
 )
 from app.runner.dispatcher import AttemptRunner
-from app.runner.writer import EvidenceWriter
 from app.security.csrf import require_csrf
 from app.security.headers import SecurityHeaders
 from app.security.secret import SESSION_SECRET_FILE, session_secret
@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     writer_engine = make_engine(settings.database_url, pool_size=1, max_overflow=1)
     broker = AttemptEventBroker()
     writer = EvidenceWriter(writer_engine, broker)
-    runner = AttemptRunner(settings, writer)
+    runner = AttemptRunner(settings, sink=writer)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

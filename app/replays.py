@@ -13,7 +13,8 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app import evidence
-from app.models import Attempt, Replay, ReplayVerdict, utcnow
+from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, ReplayVerdict, utcnow
+from app.runner.dispatcher import AttemptRunner
 
 RELATIVE_TOLERANCE = 1e-5
 ABSOLUTE_TOLERANCE = 1e-8
@@ -67,14 +68,30 @@ def request_replay(session: Session, *, attempt: Attempt, requested_by: int) -> 
     return replay
 
 
+def start_replay(
+    session: Session, runner: AttemptRunner, *, attempt: Attempt, requested_by: int
+) -> Replay:
+    """Store the replay, then dispatch it; a dispatch failure keeps it as failed evidence."""
+    replay = request_replay(session, attempt=attempt, requested_by=requested_by)
+    assert replay.id is not None
+    try:
+        runner.submit_replay(
+            replay_id=replay.id, drill=attempt.drill_slug, knobs=attempt.knobs, seed=attempt.seed
+        )
+    except Exception as error:  # kept as evidence that the replay could not run
+        fail_replay(session, replay=replay, error=f"Could not dispatch: {error}")
+        session.commit()
+    return replay
+
+
 def finish_replay(session: Session, *, replay: Replay, record: dict[str, Any]) -> None:
     attempt = session.get(Attempt, replay.attempt_id)
     assert attempt is not None
-    replay.status = "finished"
+    replay.status = ReplayStatus.finished
     replay.digest = record.get("digest")
     replay.environment = record.get("environment")
     replay.finished_at = utcnow()
-    replayed_status = evidence.attempt_status_of(record.get("status", ""))
+    replayed_status = AttemptStatus.of_run(record.get("status", ""))
     if replayed_status != attempt.status:
         replay.verdict = ReplayVerdict.differs
         replay.first_difference = f"status: {attempt.status} then {replayed_status}"
@@ -92,7 +109,7 @@ def finish_replay(session: Session, *, replay: Replay, record: dict[str, Any]) -
 
 
 def fail_replay(session: Session, *, replay: Replay, error: str) -> None:
-    replay.status = "failed"
+    replay.status = ReplayStatus.failed
     replay.error = error
     replay.finished_at = utcnow()
     session.add(replay)
@@ -107,6 +124,6 @@ def replays_of(session: Session, *, attempt_id: int) -> list[Replay]:
 
 
 def reap_unfinished_replays(session: Session, *, reason: str) -> None:
-    for replay in session.exec(select(Replay).where(Replay.status == "queued")).all():
+    for replay in session.exec(select(Replay).where(Replay.status == ReplayStatus.queued)).all():
         fail_replay(session, replay=replay, error=reason)
     session.commit()

@@ -3,15 +3,19 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.limits import MAX_PREDICTION, MAX_SEED
 
 
 class AttemptCreate(BaseModel):
     drill: str = Field(max_length=64, description="Drill slug, e.g. overfit-one-batch")
     hypothesis: str = Field(max_length=64, description="Key of the leading hypothesis")
-    prediction: str = Field(max_length=2000, description="What you expect to see, in a sentence")
+    prediction: str = Field(
+        max_length=MAX_PREDICTION, description="What you expect to see, in a sentence"
+    )
     knobs: dict[str, str | int | float | list[float]] = Field(default_factory=dict)
-    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
 
 class SessionInfo(BaseModel):
@@ -34,12 +38,17 @@ class AttemptCreated(BaseModel):
     urls: AttemptLinks
 
 
-class AttemptPublic(BaseModel):
+class AttemptFields(BaseModel):
+    """An attempt's own columns as the API names them, read from the model (`model_validate`);
+    the fields whose public name differs from the column say so by alias."""
+
+    model_config = ConfigDict(from_attributes=True, populate_by_name=True)
+
     id: int
-    drill: str
+    drill: str = Field(validation_alias="drill_slug")
     drill_version: str
     hypothesis: str
-    prediction: str
+    prediction: str = Field(validation_alias="prediction_text")
     predicted_at: datetime
     knobs: dict[str, Any]
     seed: int
@@ -58,6 +67,11 @@ class AttemptPublic(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     compute_s: float | None
+
+
+class AttemptPublic(AttemptFields):
+    """An attempt with its metric series and links."""
+
     metrics: dict[str, list[list[Any]]]
     urls: AttemptLinks
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.limits import MAX_REVIEW_COMMENT, MAX_SUBMISSION_TEXT
 from app.models import (
     MAX_ROW_ID,
     RUBRIC,
@@ -20,7 +21,6 @@ from app.models import (
 from drills.core.contract import Drill
 
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
-MAX_EXPLANATION = 4000
 
 
 class InvalidSubmission(ValueError):
@@ -122,8 +122,8 @@ def submit(
     for name, text in texts.items():
         if not text:
             raise InvalidSubmission(name, "required")
-        if len(text) > MAX_EXPLANATION:
-            raise InvalidSubmission(name, f"longer than {MAX_EXPLANATION} characters")
+        if len(text) > MAX_SUBMISSION_TEXT:
+            raise InvalidSubmission(name, f"longer than {MAX_SUBMISSION_TEXT} characters")
     assert failed.id is not None and fixed.id is not None
     submission = Submission(
         learner_id=learner.id,
@@ -166,12 +166,12 @@ def record_review(
         if raw not in {"0", "1", "2"}:
             raise InvalidSubmission(f"score.{key}", "score each criterion 0, 1 or 2")
         comment = fields.get(f"comment.{key}", "").strip()
-        if len(comment) > MAX_EXPLANATION:
+        if len(comment) > MAX_REVIEW_COMMENT:
             raise InvalidSubmission(f"comment.{key}", "comment too long")
         scores[key] = {"score": int(raw), "comment": comment}
     comment = fields.get("comment", "").strip()
-    if len(comment) > MAX_EXPLANATION:
-        raise InvalidSubmission("comment", f"longer than {MAX_EXPLANATION} characters")
+    if len(comment) > MAX_REVIEW_COMMENT:
+        raise InvalidSubmission("comment", f"longer than {MAX_REVIEW_COMMENT} characters")
     if decision == Decision.changes_requested and not comment:
         raise InvalidSubmission("comment", "say what to change")
     assert submission.id is not None and reviewer.id is not None

@@ -6,8 +6,17 @@ from typing import Any
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
+from app import limits
 from app.config import ROOT
 from app.markdown import render_markdown
+from app.models import (
+    AttemptStatus,
+    Decision,
+    ReplayStatus,
+    ReplayVerdict,
+    Role,
+    SubmissionStatus,
+)
 from app.security.csrf import csrf_token
 
 
@@ -50,6 +59,17 @@ def is_measurement(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+# Form caps: `maxlength="{{ limits.MAX_PREDICTION }}"` (the services check the same numbers).
+templates.env.globals["limits"] = limits
+# Status names: `{% if submission.status == SubmissionStatus.pending %}`, never a bare string.
+templates.env.globals.update(
+    AttemptStatus=AttemptStatus,
+    Decision=Decision,
+    ReplayStatus=ReplayStatus,
+    ReplayVerdict=ReplayVerdict,
+    Role=Role,
+    SubmissionStatus=SubmissionStatus,
+)
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.tests["measurement"] = is_measurement

@@ -11,20 +11,19 @@ import uvicorn
 from fastapi import FastAPI
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextmanager
 def serving(app: FastAPI) -> Iterator[str]:
-    port = free_port()
+    # The server gets a socket already bound to a port the system chose: no other process can
+    # take the port between choosing it and listening on it.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port: int = listener.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     )
-    thread = threading.Thread(target=server.run, name="live-server", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [listener]}, name="live-server", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 60
     while not server.started:
@@ -36,3 +35,4 @@ def serving(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+        listener.close()

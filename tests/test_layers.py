@@ -92,3 +92,42 @@ def test_core_and_drill_descriptions_import_no_torch_at_module_level() -> None:
             if any(name == "torch" or name.startswith(("torch.", "drills.kit")) for name in names):
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+# The runner may lean on settings, the models' vocabulary and itself; the services (evidence,
+# replays, the broker, attempts, ...) depend on the runner, never the other way round.
+RUNNER_MAY_IMPORT = {"app.config", "app.models"}
+
+
+def test_the_runner_imports_no_service_module() -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            name
+            for name in imported_modules(path)
+            if name.split(".")[0] == "app"
+            and not name.startswith("app.runner")
+            and name not in RUNNER_MAY_IMPORT
+            and not name.startswith("app.models.")
+        )
+        for path in (ROOT / "app" / "runner").glob("*.py")
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+DATABASE_CALLS = {"add", "add_all", "commit", "delete", "exec", "execute", "flush", "refresh"}
+
+
+def test_route_handlers_leave_database_work_to_the_services() -> None:
+    """No `session.add/commit/exec/execute/...` in app/routes: handlers call a service."""
+    offenders = []
+    for path in sorted((ROOT / "app" / "routes").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in DATABASE_CALLS
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "session"
+            ):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} session.{node.func.attr}")
+    assert offenders == []

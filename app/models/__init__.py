@@ -10,7 +10,7 @@ from app.models.accounts import (
     User,
 )
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
-from app.models.replays import Replay, ReplayVerdict
+from app.models.replays import Replay, ReplayStatus, ReplayVerdict
 from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
 from app.models.throttle import LoginFailure
 from app.models.time import utcnow
@@ -29,6 +29,7 @@ __all__ = [
     "LoginSession",
     "MetricPoint",
     "Replay",
+    "ReplayStatus",
     "ReplayVerdict",
     "Review",
     "Role",

@@ -6,6 +6,7 @@ from enum import StrEnum
 from sqlalchemy import UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from app import limits
 from app.models.time import utcnow
 
 
@@ -27,7 +28,7 @@ LOCAL_LEARNER_ID = 1
 class User(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     username: str = Field(max_length=64, unique=True, index=True)
-    display_name: str = Field(max_length=120)
+    display_name: str = Field(max_length=limits.MAX_DISPLAY_NAME)
     role: str = Field(default=Role.learner, max_length=16)
     # argon2id hash (pwdlib); None means the account cannot log in.
     password_hash: str | None = Field(default=None, max_length=255)
@@ -42,8 +43,8 @@ class User(SQLModel, table=True):
 
 class Cohort(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
-    name: str = Field(max_length=120)
-    join_code: str = Field(max_length=32, unique=True, index=True)
+    name: str = Field(max_length=limits.MAX_COHORT_NAME)
+    join_code: str = Field(max_length=limits.MAX_JOIN_CODE, unique=True, index=True)
     instructor_id: int = Field(foreign_key="user.id", index=True)
     created_at: datetime = Field(default_factory=utcnow)
 

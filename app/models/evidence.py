@@ -7,9 +7,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index
+from sqlalchemy import JSON, BigInteger, Column, Index
 from sqlmodel import Field, SQLModel
 
+from app import limits
 from app.models.time import utcnow
 
 
@@ -25,6 +26,21 @@ class AttemptStatus(StrEnum):
     def is_final(self) -> bool:
         return self not in (AttemptStatus.queued, AttemptStatus.running)
 
+    @classmethod
+    def of_run(cls, run_status: str) -> "AttemptStatus":
+        """The attempt status for a drill record's status (`drills.core.runner.run_drill` says
+        "ok", "error", "timed_out" or "resource_limit"); anything else is a failure."""
+        return _RUN_STATUS.get(run_status, cls.failed)
+
+
+# The one translation between the drills' record vocabulary and the attempt's.
+_RUN_STATUS = {
+    "ok": AttemptStatus.succeeded,
+    "error": AttemptStatus.failed,
+    "timed_out": AttemptStatus.timed_out,
+    "resource_limit": AttemptStatus.resource_limit,
+}
+
 
 class Attempt(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
@@ -33,13 +49,13 @@ class Attempt(SQLModel, table=True):
     drill_version: str = Field(max_length=16)
     # The prediction is written once, with the attempt, before the run is dispatched.
     hypothesis: str = Field(max_length=64)
-    prediction_text: str = Field(max_length=2000)
+    prediction_text: str = Field(max_length=limits.MAX_PREDICTION)
     predicted_at: datetime = Field(default_factory=utcnow)
     knobs: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    seed: int
+    seed: int = Field(sa_type=BigInteger)  # up to drills.core.seed.MAX_SEED
     command: str = Field(max_length=1000)
-    status: str = Field(default=AttemptStatus.queued, max_length=16, index=True)
-    error: str | None = Field(default=None, max_length=4000)
+    status: str = Field(default=AttemptStatus.queued, max_length=16, index=True)  # AttemptStatus
+    error: str | None = Field(default=None, max_length=limits.MAX_ERROR_TEXT)
     environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     inputs: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     diagnostics: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
@@ -83,8 +99,8 @@ class Explanation(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     attempt_id: int = Field(foreign_key="attempt.id", index=True, ondelete="CASCADE")
     learner_id: int = Field(foreign_key="user.id")
-    mechanism: str = Field(max_length=2000)
-    right_tool: str = Field(max_length=2000)
-    wrong_tool: str = Field(max_length=2000)
-    next_check: str = Field(max_length=2000)
+    mechanism: str = Field(max_length=limits.MAX_EXPLAIN_BACK)
+    right_tool: str = Field(max_length=limits.MAX_EXPLAIN_BACK)
+    wrong_tool: str = Field(max_length=limits.MAX_EXPLAIN_BACK)
+    next_check: str = Field(max_length=limits.MAX_EXPLAIN_BACK)
     created_at: datetime = Field(default_factory=utcnow)

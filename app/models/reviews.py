@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from app import limits
 from app.models.time import utcnow
 
 
@@ -48,10 +49,10 @@ class Submission(SQLModel, table=True):
     failed_attempt_id: int = Field(foreign_key="attempt.id")
     fixed_attempt_id: int = Field(foreign_key="attempt.id")
     # The explain-back, as Markdown (rendered sanitised).
-    mechanism: str = Field(max_length=4000)
-    right_tool: str = Field(max_length=4000)
-    wrong_tool: str = Field(max_length=4000)
-    next_check: str = Field(max_length=4000)
+    mechanism: str = Field(max_length=limits.MAX_SUBMISSION_TEXT)
+    right_tool: str = Field(max_length=limits.MAX_SUBMISSION_TEXT)
+    wrong_tool: str = Field(max_length=limits.MAX_SUBMISSION_TEXT)
+    next_check: str = Field(max_length=limits.MAX_SUBMISSION_TEXT)
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -66,7 +67,7 @@ class Review(SQLModel, table=True):
     decision: str = Field(max_length=20)
     # {criterion: {"score": 0-2, "comment": str}} for every RUBRIC criterion.
     scores: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    comment: str = Field(default="", max_length=4000)
+    comment: str = Field(default="", max_length=limits.MAX_REVIEW_COMMENT)
     created_at: datetime = Field(default_factory=utcnow)
 
     @property

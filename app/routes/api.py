@@ -14,12 +14,12 @@ from app.deps import (
     EngineDep,
     RunnerDep,
     SessionDep,
-    SettingsDep,
     drill_from_path,
 )
 from app.schemas import (
     AttemptCreate,
     AttemptCreated,
+    AttemptFields,
     AttemptPublic,
     SessionInfo,
     attempt_links,
@@ -57,7 +57,6 @@ def create_attempt(
     body: AttemptCreate,
     session: SessionDep,
     runner: RunnerDep,
-    settings: SettingsDep,
     user: CurrentUser,
 ) -> AttemptCreated:
     drill = drill_from_path(body.drill)
@@ -71,7 +70,6 @@ def create_attempt(
             drill=drill,
             learner_id=user.saved_id,
             request=request,
-            max_text=settings.max_text_length,
         )
     except InvalidAttempt as error:
         loc = ["body", *error.field.split(".")]
@@ -91,29 +89,7 @@ def create_attempt(
 def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
     assert attempt.id is not None
     return AttemptPublic(
-        id=attempt.id,
-        drill=attempt.drill_slug,
-        drill_version=attempt.drill_version,
-        hypothesis=attempt.hypothesis,
-        prediction=attempt.prediction_text,
-        predicted_at=attempt.predicted_at,
-        knobs=attempt.knobs,
-        seed=attempt.seed,
-        command=attempt.command,
-        status=attempt.status,
-        error=attempt.error,
-        environment=attempt.environment,
-        inputs=attempt.inputs,
-        diagnostics=attempt.diagnostics,
-        signature=attempt.signature,
-        observed_hypothesis=attempt.observed_hypothesis,
-        prediction_matched=attempt.prediction_matched,
-        digest=attempt.digest,
-        worker=attempt.worker,
-        created_at=attempt.created_at,
-        started_at=attempt.started_at,
-        finished_at=attempt.finished_at,
-        compute_s=attempt.compute_s,
+        **AttemptFields.model_validate(attempt).model_dump(),
         metrics=evidence.metric_series(session, attempt_id=attempt.id),
         urls=attempt_links(attempt.id),
     )

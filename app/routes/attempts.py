@@ -5,7 +5,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import evidence, replays
+from app import evidence, explanations, replays
 from app.access import can_review_work_of
 from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
 from app.deps import (
@@ -15,11 +15,8 @@ from app.deps import (
     OwnAttemptDep,
     RunnerDep,
     SessionDep,
-    SettingsDep,
 )
 from app.forms import FormDep, is_htmx
-from app.models import Explanation
-from app.submissions import EXPLANATION_FIELDS
 from app.templating import templates
 from app.views import attempt_context, drill_page_context
 from drills.core.catalogue import describe
@@ -36,7 +33,6 @@ def run_from_page(
     fields: FormDep,
     session: SessionDep,
     runner: RunnerDep,
-    settings: SettingsDep,
     user: CurrentUser,
 ) -> Response:
     knobs = {k[len(KNOB_PREFIX) :]: v for k, v in fields.items() if k.startswith(KNOB_PREFIX)}
@@ -53,7 +49,6 @@ def run_from_page(
             drill=drill,
             learner_id=user.saved_id,
             request=attempt_request,
-            max_text=settings.max_text_length,
         )
     except InvalidAttempt as error:
         context: dict[str, Any] = {
@@ -125,15 +120,7 @@ def replay_attempt(
         return Response("Only the learner's instructor can replay this run.", status_code=403)
     if not attempt.final:
         return Response("Wait until the run has finished, then replay it.", status_code=422)
-    replay = replays.request_replay(session, attempt=attempt, requested_by=user.saved_id)
-    assert replay.id is not None
-    try:
-        runner.submit_replay(
-            replay_id=replay.id, drill=attempt.drill_slug, knobs=attempt.knobs, seed=attempt.seed
-        )
-    except Exception as error:  # kept as evidence that the replay could not run
-        replays.fail_replay(session, replay=replay, error=f"Could not dispatch: {error}")
-        session.commit()
+    replays.start_replay(session, runner, attempt=attempt, requested_by=user.saved_id)
     if not is_htmx(request):
         return RedirectResponse(f"/attempts/{attempt.id}#replays", status_code=303)
     context = attempt_context(session, attempt, user)
@@ -154,34 +141,19 @@ def explain_back(
     attempt: OwnAttemptDep,
     fields: FormDep,
     session: SessionDep,
-    settings: SettingsDep,
     user: CurrentUser,
 ) -> HTMLResponse:
     context = attempt_context(session, attempt, user)
-    values = {name: fields.get(name, "").strip() for name in EXPLANATION_FIELDS}
-    errors = {
-        name: "required" if not value else f"longer than {settings.max_text_length} characters"
-        for name, value in values.items()
-        if not value or len(value) > settings.max_text_length
-    }
-    if not attempt.final:
-        errors["mechanism"] = "wait until the run has finished, then explain what you saw"
-    if errors:
-        context.update(explanation_errors=errors, explanation_draft=values)
+    try:
+        context["explanation"] = explanations.explain_back(
+            session,
+            attempt=attempt,
+            learner_id=user.saved_id,
+            fields=fields,
+        )
+    except explanations.InvalidExplanation as invalid:
+        context.update(explanation_errors=invalid.errors, explanation_draft=invalid.draft)
         return templates.TemplateResponse(
             request, "partials/explanation.html", context, status_code=422
         )
-    assert attempt.id is not None
-    explanation = Explanation(
-        attempt_id=attempt.id,
-        learner_id=user.saved_id,
-        mechanism=values["mechanism"],
-        right_tool=values["right_tool"],
-        wrong_tool=values["wrong_tool"],
-        next_check=values["next_check"],
-    )
-    session.add(explanation)
-    session.commit()
-    session.refresh(explanation)
-    context["explanation"] = explanation
     return templates.TemplateResponse(request, "partials/explanation.html", context)

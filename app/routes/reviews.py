@@ -2,13 +2,11 @@
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlmodel import col, select
 
-from app import submissions
-from app.access import can_review_work_of, learners_of
+from app import review_queue, submissions
+from app.access import can_review_work_of
 from app.deps import InstructorDep, SessionDep, SubmissionDep
 from app.forms import FormDep
-from app.models import Role, Submission, SubmissionStatus, User
 from app.routes.submissions import submission_context
 from app.templating import templates
 from drills.core.catalogue import describe
@@ -18,28 +16,17 @@ router = APIRouter(tags=["reviews"], include_in_schema=False)
 
 
 @router.get("/reviews", response_class=HTMLResponse)
-def review_queue(
+def review_queue_page(
     request: Request,
     session: SessionDep,
     user: InstructorDep,
     drill: str = "",
     learner: str = "",
 ) -> HTMLResponse:
-    query = select(Submission, User).join(User, col(User.id) == col(Submission.learner_id))
-    query = query.where(Submission.status == SubmissionStatus.pending)
-    if user.role != Role.admin:
-        query = query.where(col(Submission.learner_id).in_(learners_of(session, user)))
-    if drill:
-        query = query.where(Submission.drill_slug == drill)
-    if learner:
-        query = query.where(User.username == learner)
-    rows = session.exec(query.order_by(col(Submission.created_at), col(Submission.id))).all()
-    learners = sorted(
-        session.exec(select(User).where(col(User.id).in_(learners_of(session, user)))).all()
-        if user.role != Role.admin
-        else session.exec(select(User).where(User.role == Role.learner)).all(),
-        key=lambda u: u.username,
+    rows = review_queue.pending_submissions(
+        session, reviewer=user, drill_slug=drill, username=learner
     )
+    learners = review_queue.learners_reviewed_by(session, reviewer=user)
     context = {
         "rows": rows,
         "drills": [describe(d) for d in all_drills()],

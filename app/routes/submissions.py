@@ -4,13 +4,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app import submissions
 from app.access import can_review_work_of
+from app.cohorts import cohorts_joined_by
 from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
 from app.forms import FormDep
-from app.models import RUBRIC, Attempt, Cohort, CohortMembership, Submission, User
+from app.models import RUBRIC, Attempt, Submission, SubmissionStatus, User
 from app.progress import latest_feedback, progress_grid
 from app.templating import templates
 from app.views import attempt_context, drill_page_context, submission_versions
@@ -68,7 +69,7 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
         "rubric": RUBRIC,
         "rubric_labels": RUBRIC,
         "can_review": can_review_work_of(session, user, submission.learner_id)
-        and submission.status == "pending",
+        and submission.status == SubmissionStatus.pending,
         "review_form": {},
         "review_errors": {},
     }
@@ -86,11 +87,7 @@ def submission_page(
 @router.get("/progress", response_class=HTMLResponse)
 def progress_page(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
     assert user.id is not None
-    cohorts = session.exec(
-        select(Cohort)
-        .join(CohortMembership, col(CohortMembership.cohort_id) == col(Cohort.id))
-        .where(CohortMembership.learner_id == user.id)
-    ).all()
+    cohorts = cohorts_joined_by(session, learner_id=user.id)
     context = {
         "drills": [describe(drill) for drill in all_drills()],
         "statuses": progress_grid(session, learner_ids=[user.id])[user.id],

@@ -18,8 +18,8 @@ from distributed.scheduler import KilledWorker
 from app.config import Settings
 from app.models import AttemptStatus
 from app.runner.cluster import connect
+from app.runner.events import Ended, EventSink, Finished, Points, ReplayDone, Started
 from app.runner.worker_task import execute_attempt, execute_replay
-from app.runner.writer import Ended, EvidenceWriter, Finished, Points, ReplayDone, Started
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +45,9 @@ class InFlight:
 
 
 class AttemptRunner:
-    def __init__(self, settings: Settings, writer: EvidenceWriter) -> None:
+    def __init__(self, settings: Settings, *, sink: EventSink) -> None:
         self._settings = settings
-        self._writer = writer
+        self._sink = sink
         # A topic per runner, so several web servers can share one external cluster.
         self._topic = f"drillbook-progress-{uuid.uuid4().hex[:12]}"
         self._lock = threading.Lock()
@@ -78,12 +78,12 @@ class AttemptRunner:
             replays = dict(self._replays_in_flight)
             self._replays_in_flight.clear()
         for item in leftovers:
-            self._writer.put(
+            self._sink.put(
                 Ended(item.attempt_id, AttemptStatus.failed, "The server stopped during the run.")
             )
             item.future.cancel()
         for replay_id, future in replays.items():
-            self._writer.put(ReplayDone(replay_id, None, "The server stopped during the replay."))
+            self._sink.put(ReplayDone(replay_id, None, "The server stopped during the replay."))
             future.cancel()
         if self._watchdog.is_alive():
             self._watchdog.join(timeout=5)
@@ -131,11 +131,11 @@ class AttemptRunner:
             if self._replays_in_flight.pop(replay_id, None) is None:
                 return  # already ended by stop()
         if future.status == "finished":
-            self._writer.put(ReplayDone(replay_id, future.result()))
+            self._sink.put(ReplayDone(replay_id, future.result()))
             return
         error = future.exception() if future.status == "error" else None
         reason = WORKER_LOST if isinstance(error, KilledWorker) else f"{future.status}: {error}"
-        self._writer.put(ReplayDone(replay_id, None, reason))
+        self._sink.put(ReplayDone(replay_id, None, reason))
 
     # -- the pool --------------------------------------------------------------------------
     def _count_workers(self) -> None:
@@ -189,10 +189,10 @@ class AttemptRunner:
                 if item is not None:
                     item.started_at = time.monotonic()
                     item.worker = message["worker"]
-            self._writer.put(Started(attempt_id, message["worker"]))
+            self._sink.put(Started(attempt_id, message["worker"]))
         elif message["kind"] == "points":
             points = [(str(n), int(s), v) for n, s, v in message["points"]]
-            self._writer.put(Points(attempt_id, points))
+            self._sink.put(Points(attempt_id, points))
 
     def _on_done(self, attempt_id: int, future: Future[Any]) -> None:
         with self._lock:
@@ -201,10 +201,10 @@ class AttemptRunner:
                 return
             item.ended = True
         if future.status == "finished":
-            self._writer.put(Finished(attempt_id, future.result()))
+            self._sink.put(Finished(attempt_id, future.result()))
             return
         if future.status == "cancelled":
-            self._writer.put(Ended(attempt_id, AttemptStatus.failed, "The run was cancelled."))
+            self._sink.put(Ended(attempt_id, AttemptStatus.failed, "The run was cancelled."))
             return
         error = future.exception()
         if isinstance(error, KilledWorker):
@@ -212,7 +212,7 @@ class AttemptRunner:
         else:
             message = f"The worker could not run the drill: {type(error).__name__}: {error}"
             logger.error("attempt %s: %s", attempt_id, message)
-        self._writer.put(Ended(attempt_id, AttemptStatus.failed, message))
+        self._sink.put(Ended(attempt_id, AttemptStatus.failed, message))
 
     # -- watchdog --------------------------------------------------------------------------
     def _watch(self) -> None:
@@ -255,12 +255,12 @@ class AttemptRunner:
                     else f"No worker started this run within {queue_limit:g} s; the pool was busy"
                     " the whole time."
                 )
-                self._writer.put(Ended(item.attempt_id, AttemptStatus.failed, reason))
+                self._sink.put(Ended(item.attempt_id, AttemptStatus.failed, reason))
                 item.future.cancel()
 
     def _stop_overdue(self, item: InFlight) -> None:
         limit = self._settings.time_limit_s
-        self._writer.put(
+        self._sink.put(
             Ended(
                 item.attempt_id,
                 AttemptStatus.timed_out,

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
 from app.models import Attempt, MetricPoint
+from drills.core.seed import MAX_SEED
 from tests.app.factories import visitor
 from tests.conftest import PREDICTION, wait_until_final
 
@@ -115,6 +116,7 @@ def test_a_finished_stream_replays_everything_stored(client: TestClient) -> None
         ({"prediction": "   "}, 422, "prediction"),
         ({"prediction": "x" * 2001}, 422, "prediction"),
         ({"seed": -1}, 422, "seed"),
+        ({"seed": MAX_SEED + 1}, 422, "seed"),
     ],
 )
 def test_bad_input_is_rejected_by_name_and_stores_nothing(
@@ -127,6 +129,20 @@ def test_bad_input_is_rejected_by_name_and_stores_nothing(
     assert response.status_code == status
     assert names in response.text
     assert attempt_count(client) == before
+
+
+def test_the_largest_seed_a_drill_takes_is_stored_and_replayed_as_given(
+    client: TestClient,
+) -> None:
+    # One bound for the web layer and the drills: a seed the form accepts never fails in the
+    # worker, and one the drills accept is not refused by the form.
+    from drills.core import runner  # the test process may import torch; the web process never
+
+    assert runner.MAX_SEED == MAX_SEED
+    created = create(client, knobs={"steps": 10}, seed=MAX_SEED)
+    attempt = wait_until_final(client, created["id"])
+    assert attempt["seed"] == MAX_SEED and attempt["status"] == "succeeded", attempt
+    assert f"--seed {MAX_SEED}" in attempt["command"]
 
 
 def test_a_missing_prediction_is_a_422(client: TestClient) -> None:

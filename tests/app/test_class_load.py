@@ -6,7 +6,7 @@ import pytest
 
 from bench.class_load import run_class, started_server
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 def test_a_class_of_25_gets_no_error_no_lost_stream_and_no_lost_point() -> None:

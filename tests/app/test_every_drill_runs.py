@@ -48,6 +48,7 @@ def test_the_catalogue_page_lists_every_drill(client: TestClient) -> None:
         assert f'href="/drills/{drill["slug"]}"' in page
 
 
+@pytest.mark.slow  # every drill's full default run
 @pytest.mark.parametrize("drill", DRILLS, ids=[d["slug"] for d in DRILLS])
 def test_the_default_run_of_each_drill_finishes_and_renders(
     client: TestClient, drill: dict[str, object]

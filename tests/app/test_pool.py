@@ -19,7 +19,7 @@ from app.config import Settings
 from app.main import create_app
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from sqlmodel import Session as DbSession
 from app.config import Settings
 from app.main import create_app
 from app.models import Attempt, AttemptStatus
-from app.runner.writer import Ended, Points
+from app.runner.events import Ended, Points
 from bench.learner import Session, StreamLog, follow
 from tests.conftest import PASSWORD, make_user
 from tests.live import serving
@@ -57,7 +57,12 @@ def test_open_streams_hold_no_connection_and_pages_keep_answering(
         watchers = [threading.Thread(target=watch, args=(i,)) for i in range(STREAMS)]
         for watcher in watchers:
             watcher.start()
-        time.sleep(1.0)  # every stream is open and waiting
+        # Every stream is open and waiting (a fixed pause could end before they connect on a
+        # busy machine, and the pages below would then answer fast for the wrong reason).
+        deadline = time.monotonic() + 30
+        while app.state.broker.watchers(attempt_id) < STREAMS:
+            assert time.monotonic() < deadline, "the streams never all connected"
+            time.sleep(0.05)
 
         for path in ("/", f"/attempts/{attempt_id}", f"/api/attempts/{attempt_id}"):
             started = time.monotonic()

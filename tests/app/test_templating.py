@@ -1,8 +1,19 @@
 import math
+import re
 
 import pytest
 
-from app.templating import is_measurement, number, table_cell
+from app import limits
+from app.config import ROOT
+from app.models import (
+    AttemptStatus,
+    Decision,
+    ReplayStatus,
+    ReplayVerdict,
+    Role,
+    SubmissionStatus,
+)
+from app.templating import is_measurement, number, table_cell, templates
 
 
 @pytest.mark.parametrize(
@@ -29,3 +40,52 @@ def test_flags_are_not_measurements() -> None:
 
 def test_numbers_keep_four_significant_digits() -> None:
     assert number(1234.5678) == "1235" and number(123456.0) == "1.235e+05"
+
+
+def test_forms_take_their_length_caps_from_app_limits() -> None:
+    """A number in a template's maxlength would drift from the services' checks."""
+    hard_coded = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in sorted((ROOT / "templates").rglob("*.html"))
+        for match in re.finditer(r'maxlength="\d+"', path.read_text())
+    ]
+    assert hard_coded == []
+
+
+def test_a_form_shows_the_same_cap_the_service_checks() -> None:
+    page = templates.env.get_template("pages/cohorts.html").render(cohorts=[], error=None)
+    assert f'maxlength="{limits.MAX_COHORT_NAME}"' in page
+
+
+STATUS_WORDS = {
+    status.value
+    for vocabulary in (AttemptStatus, Decision, ReplayStatus, ReplayVerdict, Role, SubmissionStatus)
+    for status in vocabulary
+}
+
+
+def test_templates_compare_statuses_by_their_enum_not_a_bare_string() -> None:
+    compared = re.compile(r"""(?:==|!=|"equalto",)\s*["'](\w+)["']""")
+    bare = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in sorted((ROOT / "templates").rglob("*.html"))
+        for match in compared.finditer(path.read_text())
+        if match.group(1) in STATUS_WORDS
+    ]
+    assert bare == []
+
+
+@pytest.mark.parametrize(
+    ("run_status", "attempt_status"),
+    [
+        ("ok", AttemptStatus.succeeded),
+        ("error", AttemptStatus.failed),
+        ("timed_out", AttemptStatus.timed_out),
+        ("resource_limit", AttemptStatus.resource_limit),
+        ("something new", AttemptStatus.failed),
+    ],
+)
+def test_a_run_record_status_maps_to_one_attempt_status(
+    run_status: str, attempt_status: AttemptStatus
+) -> None:
+    assert AttemptStatus.of_run(run_status) is attempt_status

@@ -27,6 +27,7 @@ def stuck_run(attempt_id: int, topic: str, *_: Any) -> dict[str, Any]:
     return {}
 
 
+@pytest.mark.slow  # restarts a worker of the shared cluster (a fresh torch process)
 def test_a_stuck_run_is_stopped_and_its_worker_replaced(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:

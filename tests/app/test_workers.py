@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlmodel import Session
@@ -37,6 +38,7 @@ def start(client: TestClient, **knobs: Any) -> int:
     return attempt_id
 
 
+@pytest.mark.slow  # kills a worker; the nanny starts and warms a new one
 def test_a_worker_killed_mid_run_fails_the_attempt_and_the_pool_keeps_serving(
     client: TestClient,
 ) -> None:
@@ -112,6 +114,7 @@ def test_a_restart_ends_attempts_left_running(make_settings: Callable[..., Setti
             assert attempt.error is not None and "restarted" in attempt.error
 
 
+@pytest.mark.slow  # starts a cluster of its own
 def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url: str) -> None:
     settings = Settings(
         environment="test", database_url=database_url, workers=1, secret_key="test-only-key"
@@ -121,6 +124,7 @@ def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url:
     assert attempt["status"] == "succeeded", attempt["error"]
 
 
+@pytest.mark.slow  # starts a cluster of its own
 def test_with_no_worker_in_the_pool_a_new_attempt_fails_at_once(
     database_url: str, cluster_credentials: dict[str, Path]
 ) -> None:

@@ -12,8 +12,9 @@ from sqlmodel import Session, select
 from app import evidence
 from app.broker import AttemptEventBroker
 from app.db import make_engine
+from app.evidence_writer import EvidenceWriter
 from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus, MetricPoint
-from app.runner.writer import EvidenceWriter, Finished, Points, Started
+from app.runner.events import Finished, Points, Started
 
 
 @pytest.fixture

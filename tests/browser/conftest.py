@@ -2,7 +2,7 @@
 workers) and Debian's headless Chromium driven by Playwright."""
 
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -29,11 +29,8 @@ CHROMIUM_ARGS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+# uvicorn names the port it bound when asked for port 0.
+LISTENING = re.compile(r"Uvicorn running on (http://127\.0\.0\.1:\d+)")
 
 
 @pytest.fixture(scope="session")
@@ -55,11 +52,11 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         check=True,
         capture_output=True,
     )
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     log = (data / "server.log").open("w")
+    # Port 0: the server binds a port the system chooses and says which (a port picked here and
+    # handed over could be taken by another process in between).
     server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--port", str(port)],
+        [sys.executable, "-m", "app", "serve", "--port", "0"],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -67,6 +64,14 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     try:
         deadline = time.monotonic() + 90
+        url = ""
+        while not url:
+            if match := LISTENING.search((data / "server.log").read_text()):
+                url = match.group(1)
+            elif server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError((data / "server.log").read_text())
+            else:
+                time.sleep(0.3)
         while True:
             try:
                 with urllib.request.urlopen(url + "/", timeout=2):

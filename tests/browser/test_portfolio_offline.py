@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, Request
 from drills.core.registry import get_drill
 from tests.browser.conftest import register
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 DRILL = "overfit-one-batch"
 
 

@@ -1,15 +1,14 @@
 """The single thread that writes run progress to the database, then tells the SSE streams.
 
-Progress arrives on Dask's threads; funnelling it through one queue keeps the web process the only
-writer of run results and keeps slow disk writes off Dask's event loop.
+It is the runner's event sink (`app.runner.events.EventSink`): progress arrives on Dask's threads;
+funnelling it through one queue keeps the web process the only writer of run results and keeps
+slow disk writes off Dask's event loop.
 """
 
 import logging
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
@@ -19,47 +18,10 @@ from sqlmodel import Session
 from app import evidence, replays
 from app.broker import AttemptEvent, AttemptEventBroker
 from app.models import Attempt, AttemptStatus, Replay
+from app.runner.events import Ended, Finished, Points, ReplayDone, RunEvent, Started
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class Started:
-    attempt_id: int
-    worker: str
-
-
-@dataclass(frozen=True)
-class Points:
-    attempt_id: int
-    points: list[evidence.Point]
-
-
-@dataclass(frozen=True)
-class Finished:
-    attempt_id: int
-    record: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Ended:
-    """The attempt ends without a record from the worker (lost worker, watchdog, shutdown)."""
-
-    attempt_id: int
-    status: AttemptStatus
-    error: str
-
-
-@dataclass(frozen=True)
-class ReplayDone:
-    """A replay's record (None when its worker could not finish it, with the reason)."""
-
-    replay_id: int
-    record: dict[str, Any] | None
-    error: str | None = None
-
-
-Message = Started | Points | Finished | Ended | ReplayDone
 
 # Errors that say "not now" (a locked or unreachable database, an exhausted pool): the message is
 # tried again, with growing pauses, until it is stored. Anything else is a fault of the message
@@ -82,7 +44,7 @@ class EvidenceWriter:
         # only writer of run results wait for a connection.
         self._engine = engine
         self._broker = broker
-        self._queue: queue.Queue[Message | None] = queue.Queue()
+        self._queue: queue.Queue[RunEvent | None] = queue.Queue()
         self._stopping = threading.Event()
         self._pause = pause or self._stopping.wait
         self._thread = threading.Thread(target=self._loop, name="evidence-writer", daemon=True)
@@ -90,8 +52,8 @@ class EvidenceWriter:
     def start(self) -> None:
         self._thread.start()
 
-    def put(self, message: Message) -> None:
-        self._queue.put(message)
+    def put(self, event: RunEvent) -> None:
+        self._queue.put(event)
 
     def stop(self) -> None:
         """Write everything already queued, then end the thread. A message still failing to
@@ -104,7 +66,7 @@ class EvidenceWriter:
         while (message := self._queue.get()) is not None:
             self._store(message)
 
-    def _store(self, message: Message) -> None:
+    def _store(self, message: RunEvent) -> None:
         """Store one message: retried while the database says "not now", never dropped."""
         tries = 0
         while True:
@@ -130,11 +92,11 @@ class EvidenceWriter:
                 self._end_failed(message, error)
                 return
 
-    def _end_failed(self, message: Message, error: Exception) -> None:
+    def _end_failed(self, message: RunEvent, error: Exception) -> None:
         """The message itself cannot be stored: end its attempt (or replay) with the reason, so
         nothing is left `running` and the learner's page says what happened."""
         reason = STORE_FAILED.format(error=f"{type(error).__name__}: {error}"[:500])
-        fallback: Message = (
+        fallback: RunEvent = (
             ReplayDone(message.replay_id, None, reason)
             if isinstance(message, ReplayDone)
             else Ended(message.attempt_id, AttemptStatus.failed, reason)
@@ -144,7 +106,7 @@ class EvidenceWriter:
         except Exception:
             logger.critical("could not even end %s as failed", _name(message), exc_info=True)
 
-    def _apply(self, message: Message) -> None:
+    def _apply(self, message: RunEvent) -> None:
         if isinstance(message, ReplayDone):
             self._store_replay(message)
             return
@@ -168,7 +130,7 @@ class EvidenceWriter:
                 replays.finish_replay(session, replay=replay, record=message.record)
             session.commit()
 
-    def _write(self, session: Session, attempt: Attempt, message: Message) -> AttemptEvent | None:
+    def _write(self, session: Session, attempt: Attempt, message: RunEvent) -> AttemptEvent | None:
         match message:
             case Started(attempt_id, worker):
                 if evidence.mark_running(session, attempt=attempt, worker=worker):
@@ -190,7 +152,7 @@ class EvidenceWriter:
         return None
 
 
-def _name(message: Message) -> str:
+def _name(message: RunEvent) -> str:
     """Names a message in logs without its (possibly long) contents."""
     if isinstance(message, ReplayDone):
         return f"ReplayDone(replay {message.replay_id})"

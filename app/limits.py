@@ -1,0 +1,28 @@
+"""Every cap on the length of text a person types, in one place.
+
+The models' column lengths, the services' checks, the API schema and the forms' `maxlength`
+attributes (templates read `limits.<NAME>`) all come from here, so they cannot drift apart.
+"""
+
+from drills.core.seed import MAX_SEED
+
+MAX_PREDICTION = 2000  # the sentence written before a run
+MAX_EXPLAIN_BACK = 2000  # each of the four fields of an attempt's explain-back
+MAX_SUBMISSION_TEXT = 4000  # each of the four fields of a submission's explanation
+MAX_REVIEW_COMMENT = 4000  # a review's comment, and each criterion's comment
+MAX_COHORT_NAME = 120
+MAX_DISPLAY_NAME = 120
+MAX_JOIN_CODE = 32  # join codes are 8 characters; a little slack for pasted spaces
+MAX_ERROR_TEXT = 4000  # why a run or a replay failed (written by the server)
+
+__all__ = [
+    "MAX_COHORT_NAME",
+    "MAX_DISPLAY_NAME",
+    "MAX_ERROR_TEXT",
+    "MAX_EXPLAIN_BACK",
+    "MAX_JOIN_CODE",
+    "MAX_PREDICTION",
+    "MAX_REVIEW_COMMENT",
+    "MAX_SEED",
+    "MAX_SUBMISSION_TEXT",
+]

@@ -1,0 +1,58 @@
+"""What the runner reports about the runs it dispatched, and the sink it reports them to.
+
+The runner knows nothing of the database or the live streams: it hands each event to the sink it
+was given (`app.evidence_writer.EvidenceWriter` in the web process, a list in a test), so the
+dependency points one way, from the services to the runner.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from app.models import AttemptStatus
+
+# (metric name, step, value); non-finite values arrive as "nan"/"inf"/"-inf" strings.
+Point = tuple[str, int, float | str | None]
+
+
+@dataclass(frozen=True)
+class Started:
+    attempt_id: int
+    worker: str
+
+
+@dataclass(frozen=True)
+class Points:
+    attempt_id: int
+    points: list[Point]
+
+
+@dataclass(frozen=True)
+class Finished:
+    attempt_id: int
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The attempt ends without a record from the worker (lost worker, watchdog, shutdown)."""
+
+    attempt_id: int
+    status: AttemptStatus
+    error: str
+
+
+@dataclass(frozen=True)
+class ReplayDone:
+    """A replay's record (None when its worker could not finish it, with the reason)."""
+
+    replay_id: int
+    record: dict[str, Any] | None
+    error: str | None = None
+
+
+RunEvent = Started | Points | Finished | Ended | ReplayDone
+
+
+class EventSink(Protocol):
+    def put(self, event: RunEvent) -> None:
+        """Take one event; called from Dask's threads, so it must not block for long."""
