@@ -16,8 +16,7 @@ from drills.core.knobs import resolve_knobs
 from drills.core.limits import LimitedReporter, Limits, MemoryLimitExceeded, TimeLimitExceeded
 from drills.core.recorder import Emit, MetricRecorder
 from drills.core.registry import get_drill
-
-MAX_SEED = 2**63 - 1  # torch.manual_seed accepts 64-bit seeds; stay inside signed range
+from drills.core.seed import MAX_SEED
 
 
 def run_drill(
