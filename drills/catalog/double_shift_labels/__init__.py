@@ -10,9 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.catalog.double_shift_labels.signature import DoubleShiftSignature
+from drills.core.contract import (
+    Chart,
+    Drill,
+    DrillOutcome,
+    Hypothesis,
+    Knob,
+    Observation,
+    Reference,
+    Reporter,
+)
 
-# The values of the `labels` knob; drills/causal_lm.py LABEL_MODES builds the labels for each.
+# The values of the `labels` knob; drills/kit/causal_lm.py LABEL_MODES builds the labels for each.
 LABELS = ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked", "prompt-in-loss")
 
 # Thresholds diagnose() reads the numbers with.
@@ -39,8 +49,9 @@ class DoubleShiftLabels(Drill):
         "Choose how the labels are built, predict where the loss, the loss on real tokens and "
         "the loss on the response settle, then run it."
     )
-    version = "1"
+    version = "2"
     healthy = "shifted-once"
+    signature_type = DoubleShiftSignature
     knobs = (
         Knob(
             "labels",
@@ -103,8 +114,13 @@ class DoubleShiftLabels(Drill):
         Chart(
             "loss",
             "Loss: as trained, on real tokens, on the response",
-            ("loss", "real_token_loss", "response_loss", "reference:*"),
+            ("loss", "real_token_loss", "response_loss"),
             "nats",
+            # The floors the curves are read against, drawn as flat lines.
+            references=(
+                Reference("next-token entropy", "next_token_entropy"),
+                Reference("two-step entropy", "two_step_entropy"),
+            ),
         ),
     )
     observations = (
