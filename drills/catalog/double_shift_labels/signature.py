@@ -24,3 +24,6 @@ class DoubleShiftSignature(Signature):
     weight_change: float | None = None  # ||final - initial|| / ||initial||
     nonfinite_step: int | None = None
     raw_loss_finite: bool | None = None  # all-masked: is the 0/0 loss finite?
+    # Added with the "unmasked" attention variant, which copies like "no-shift" does:
+    labels_equal_inputs: float | None = None  # counted labels that are their own position's input
+    future_influence: float | None = None  # nats the early predictions move if later tokens change

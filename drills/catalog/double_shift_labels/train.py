@@ -6,8 +6,6 @@ trains imports torch.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +13,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from drills.catalog.double_shift_labels.evidence import (
+    describe_inputs,
+    future_influence,
+    labels_equal_inputs,
+    pairs_table,
+)
 from drills.catalog.double_shift_labels.signature import DoubleShiftSignature
 from drills.core.contract import DrillError, DrillOutcome, Reporter
 from drills.kit.audit import relative_weight_change
@@ -24,20 +28,18 @@ from drills.kit.causal_lm import (
     MarkovSource,
     ModelConfig,
     SourceConfig,
-    TextBatch,
     build_targets,
     chance_loss,
-    decode_token,
     entropy_references,
 )
 from drills.kit.curves import tail_mean
 from drills.kit.run import Run
-from drills.kit.tables import table
 
 
 @dataclass(frozen=True)
 class DoubleShiftConfig:
     labels: str = "shift-once"
+    attention: str = "causal"  # "unmasked": the causal mask left off (see ATTENTION)
     steps: int = 150
     lr: float = 1e-2  # Adam peak learning rate, cosine-decayed to 0 so the plateau is clean
     batch: int = 8
@@ -79,7 +81,9 @@ def cosine_lr(peak: float, step: int, steps: int) -> float:
 
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train the tiny causal LM, its labels built as the knob says; see DoubleShiftLabels."""
-    config = DoubleShiftConfig(labels=knobs["labels"], steps=knobs["steps"])
+    config = DoubleShiftConfig(
+        labels=knobs["labels"], attention=knobs["attention"], steps=knobs["steps"]
+    )
     run = Run(seed, report)
     # The chain and every batch come from the run's data generator: every label mode sees the
     # same text.
@@ -87,7 +91,13 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     source = MarkovSource(source_config, run.data_rng)
     next_entropy, two_step_entropy = entropy_references(source)
 
-    model = CausalTransformer(ModelConfig(vocab=source_config.vocab, seq_len=source_config.seq_len))
+    model = CausalTransformer(
+        ModelConfig(
+            vocab=source_config.vocab,
+            seq_len=source_config.seq_len,
+            causal=config.attention == "causal",
+        )
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, foreach=True)
     run.watch(model, optimizer)
 
@@ -98,6 +108,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         targets_counted=int(counted.numel()),
         prompt_share=share(counted >= source_config.prompt_base, counted != source_config.pad),
         pad_share=share(counted == source_config.pad),
+        labels_equal_inputs=labels_equal_inputs(first, first_targets),
         next_token_entropy=next_entropy,
         two_step_entropy=two_step_entropy,
         chance_loss=chance_loss(source_config),
@@ -149,6 +160,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     signature.weight_change = relative_weight_change(run.parameter_rows())
     signature.nonfinite_step = run.nonfinite_step
     signature.raw_loss_finite = run.nonfinite_step is None
+    # The trained model, probed on the first batch: do its predictions up to the middle of the
+    # response move when the tokens after it change?
+    cut = source_config.prompt_length + source_config.min_response // 2
+    signature.future_influence = future_influence(model, first.tokens, cut, source_config.vocab)
     return run.outcome(signature, inputs=inputs, tables=tables)
 
 
@@ -173,61 +188,3 @@ def share(mask: torch.Tensor, among: torch.Tensor | None = None) -> float | None
     if total == 0:
         return None
     return int((mask & among).sum()) / total
-
-
-# --- Evidence -----------------------------------------------------------------------------------
-
-
-def pairs_table(batch: TextBatch, targets: torch.Tensor, config: SourceConfig) -> dict[str, Any]:
-    """Decoded input → label pairs of the first sequence, around its two boundaries."""
-    tokens, labels = batch.tokens[0].tolist(), targets[0].tolist()
-    end = config.prompt_length + int(batch.response_lengths[0])  # the first PAD
-    windows = (
-        range(config.prompt_length - 3, config.prompt_length + 5),  # prompt → response
-        range(end - 3, min(end + 3, config.seq_len)),  # response → padding
-    )
-    rows: list[list[Any]] = []
-    for number, window in enumerate(windows):
-        if number:
-            rows.append(["…", "", "", "", ""])
-        for t in window:
-            part = "pad" if t >= end else "prompt" if t < config.prompt_length else "response"
-            label = labels[t]
-            rows.append(
-                [
-                    t,
-                    part,
-                    decode_token(tokens[t], config),
-                    decode_token(label, config),
-                    label != IGNORE,
-                ]
-            )
-    return table(
-        "input_label_pairs",
-        "Decoded input → label pairs (first sequence)",
-        ("position", "part", "input", "label", "in loss"),
-        rows,
-        note=(
-            "Each row is one position: the token the model reads there and the label its "
-            "prediction is scored against. Correctly shifted, a row's label is the next row's "
-            "input. Shown: the end of the prompt and the end of the response."
-        ),
-    )
-
-
-def describe_inputs(batch: TextBatch, source: MarkovSource) -> dict[str, Any]:
-    c = source.config
-    rows = batch.tokens.tolist()
-    decoded = ["".join("_" if t == c.pad else decode_token(t, c) for t in row) for row in rows]
-    successors = {
-        decode_token(letter, c): "".join(decode_token(s, c) for s in pair)
-        for letter, pair in enumerate(source.successors.tolist())
-    }
-    return {
-        "shapes": {"tokens": list(batch.tokens.shape), "vocab": c.vocab},
-        "sha256": hashlib.sha256(json.dumps(rows).encode()).hexdigest(),
-        "examples": decoded[:3],
-        "alphabet": "a-h: prompt letters, A-P: response letters, _: PAD",
-        "successors": successors,
-        "response_lengths": batch.response_lengths.tolist(),
-    }
