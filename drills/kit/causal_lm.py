@@ -222,12 +222,16 @@ class ModelConfig:
     width: int = 48
     heads: int = 4
     layers: int = 2
+    # The causal mask. False is a bug a drill injects: every position then also attends to the
+    # positions after it, among them the token its label is.
+    causal: bool = True
 
 
 class CausalSelfAttention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.heads = config.heads
+        self.causal = config.causal
         self.qkv = nn.Linear(config.width, 3 * config.width)
         self.proj = nn.Linear(config.width, config.width)
 
@@ -236,7 +240,7 @@ class CausalSelfAttention(nn.Module):
         q, k, v = self.qkv(x).split(width, dim=2)
         q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2) for t in (q, k, v))
         # is_causal: position t attends to positions 0..t only, its own token included.
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
         return self.proj(y.transpose(1, 2).reshape(batch, length, width))  # type: ignore[no-any-return]
 
 

@@ -157,3 +157,22 @@ def test_the_model_only_looks_back() -> None:
 def test_decode_token() -> None:
     decoded = [decode_token(t, CONFIG) for t in (0, 15, CONFIG.prompt_base, CONFIG.pad, IGNORE)]
     assert decoded == ["A", "P", "a", "·PAD·", "·ignored·"]
+
+
+def test_without_the_causal_mask_the_model_also_looks_ahead() -> None:
+    _, batch = source_and_batch(0, count=2)
+    changed = batch.tokens.clone()
+    changed[:, 20:] = (changed[:, 20:] + 1) % CONFIG.vocab
+    models = {}
+    for causal in (True, False):
+        torch.manual_seed(0)
+        config = ModelConfig(vocab=CONFIG.vocab, seq_len=CONFIG.seq_len, causal=causal)
+        models[causal] = CausalTransformer(config)
+    # The switch adds no parameter: both models start from the same weights.
+    for (name, a), (_, b) in zip(
+        models[True].named_parameters(), models[False].named_parameters(), strict=True
+    ):
+        assert torch.equal(a, b), name
+    with torch.no_grad():
+        before, after = models[False](batch.tokens), models[False](changed)
+    assert not torch.equal(before[:, :20], after[:, :20])  # the past sees the changed future

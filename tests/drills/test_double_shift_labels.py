@@ -15,13 +15,15 @@ LN2 = math.log(2)
 drill = get_drill(SLUG)
 
 
-def run(labels: str = "shift-once", seed: int = 0, steps: int = 150) -> dict[str, Any]:
-    return cached_run(labels, seed, steps)  # one cache key however the call is spelled
+def run(
+    labels: str = "shift-once", seed: int = 0, steps: int = 150, attention: str = "causal"
+) -> dict[str, Any]:
+    return cached_run(labels, seed, steps, attention)  # one cache key however it is spelled
 
 
 @functools.cache
-def cached_run(labels: str, seed: int, steps: int) -> dict[str, Any]:
-    return run_drill(SLUG, {"labels": labels, "steps": steps}, seed)
+def cached_run(labels: str, seed: int, steps: int, attention: str) -> dict[str, Any]:
+    return run_drill(SLUG, {"labels": labels, "steps": steps, "attention": attention}, seed)
 
 
 def signature(labels: str = "shift-once", seed: int = 0) -> dict[str, Any]:
@@ -56,8 +58,35 @@ def test_shift_twice_settles_at_the_two_step_entropy(seed: int) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_no_shift_copies_the_input(seed: int) -> None:
     record = run("no-shift", seed)
-    assert record["signature"]["final_loss"] < 0.02
+    sig = record["signature"]
+    assert sig["final_loss"] < 0.02
+    assert sig["labels_equal_inputs"] == 1.0  # every label is the token read at its position
+    assert sig["future_influence"] == 0.0  # and the model is causal
     assert record["observed"] == "copies-input"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_without_the_causal_mask_the_model_reads_its_label_from_the_future(seed: int) -> None:
+    record = run("shift-once", seed, attention="unmasked")
+    sig, masked = record["signature"], signature("shift-once", seed)
+    assert record["status"] == "ok"
+    # The labels are the correct ones, yet the loss collapses like copying...
+    assert sig["final_loss"] < 0.1 < LN2 - 0.01 < masked["final_loss"]
+    assert sig["response_loss"] < 0.1
+    # ...and no number of the labels shows it: only the trained model's probe does.
+    assert sig["labels_equal_inputs"] == masked["labels_equal_inputs"] < 0.5
+    assert sig["future_influence"] > 1.0
+    assert masked["future_influence"] == 0.0
+    assert record["observed"] == "sees-future"
+    assert run("shift-once", seed)["observed"] == "shifted-once"
+
+
+def test_without_the_causal_mask_the_pairs_are_still_shifted_once() -> None:
+    """The decoded pairs, the evidence that separates the two ways of copying, are those of a
+    correct shift: the bug is in the model, not in the labels."""
+    unmasked = run("shift-once", attention="unmasked")
+    assert unmasked["diagnostics"]["tables"] == run("shift-once")["diagnostics"]["tables"]
+    assert unmasked["inputs"] == run("shift-once")["inputs"]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -152,13 +181,13 @@ def test_every_run_reports_the_same_signature_keys(labels: str) -> None:
 
 def test_metrics_match_the_charts() -> None:
     record = run()
-    assert set(record["metrics"]) == {
-        "loss",
-        "real_token_loss",
-        "response_loss",
-        "reference:next-token entropy",
-        "reference:two-step entropy",
-    }
+    # The entropy floors are chart references read from the signature, not per-step series.
+    assert set(record["metrics"]) == {"loss", "real_token_loss", "response_loss"}
+    (chart,) = drill.charts
+    assert [ref.signature_key for ref in chart.references] == [
+        "next_token_entropy",
+        "two_step_entropy",
+    ]
     patterns = [metric for chart in drill.charts for metric in chart.metrics]
     for name in record["metrics"]:
         assert name in patterns or any(
@@ -176,7 +205,12 @@ def test_parameter_audit_covers_the_transformer() -> None:
 
 @pytest.mark.parametrize(
     ("knobs", "name"),
-    [({"labels": "shift-thrice"}, "labels"), ({"steps": 5}, "steps"), ({"steps": 1.5}, "steps")],
+    [
+        ({"labels": "shift-thrice"}, "labels"),
+        ({"attention": "bidirectional"}, "attention"),
+        ({"steps": 5}, "steps"),
+        ({"steps": 1.5}, "steps"),
+    ],
 )
 def test_bad_knob_values_are_rejected_by_name(knobs: dict[str, Any], name: str) -> None:
     with pytest.raises(KnobError) as caught:
@@ -194,6 +228,36 @@ FLOORS = {"next_token_entropy": LN2, "two_step_entropy": 1.35}
         ({"final_loss": 0.72, "real_token_loss": 0.72, "response_loss": 0.72}, "shifted-once"),
         ({"final_loss": 1.37, "real_token_loss": 1.37, "response_loss": 1.37}, "two-step"),
         ({"final_loss": 0.01, "real_token_loss": 0.01, "response_loss": 0.01}, "copies-input"),
+        (
+            {
+                "final_loss": 0.01,
+                "real_token_loss": 0.01,
+                "response_loss": 0.01,
+                "labels_equal_inputs": 1.0,
+                "future_influence": 0.0,
+            },
+            "copies-input",
+        ),
+        (
+            {
+                "final_loss": 0.02,
+                "real_token_loss": 0.02,
+                "response_loss": 0.02,
+                "labels_equal_inputs": 0.1,
+                "future_influence": 9.5,
+            },
+            "sees-future",
+        ),
+        (
+            {
+                "final_loss": 0.72,
+                "real_token_loss": 0.72,
+                "response_loss": 0.72,
+                "labels_equal_inputs": 0.1,
+                "future_influence": 9.5,
+            },
+            "shifted-once",  # a leak the model did not learn to use is not what the loss shows
+        ),
         ({"final_loss": 0.48, "real_token_loss": 0.72, "response_loss": 0.72}, "pad-counted"),
         ({"final_loss": 0.40, "real_token_loss": 0.40, "response_loss": 0.72}, "prompt-counted"),
         ({"final_loss": 1.05, "real_token_loss": 1.05, "response_loss": 1.05}, "not-converged"),
@@ -227,3 +291,4 @@ def test_every_diagnosis_is_a_listed_hypothesis() -> None:
     keys = {hypothesis.key for hypothesis in drill.hypotheses}
     for labels in ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked"):
         assert run(labels)["observed"] in keys
+    assert run(attention="unmasked")["observed"] in keys

@@ -10,15 +10,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.catalog.double_shift_labels.signature import DoubleShiftSignature
+from drills.core.contract import (
+    Chart,
+    Drill,
+    DrillOutcome,
+    Hypothesis,
+    Knob,
+    Observation,
+    Reference,
+    Reporter,
+)
 
-# The values of the `labels` knob; drills/causal_lm.py LABEL_MODES builds the labels for each.
+# The values of the `labels` knob; drills/kit/causal_lm.py LABEL_MODES builds the labels for each.
 LABELS = ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked", "prompt-in-loss")
+# The values of the `attention` knob: the causal mask on, or left off (the model bug).
+ATTENTION = ("causal", "unmasked")
 
 # Thresholds diagnose() reads the numbers with.
 FLOOR_BAND = 0.15  # within ±15% of an entropy floor counts as sitting on it
 COPY_BELOW = 0.25  # response loss under a quarter of ln 2: the answer was visible to the model
 HIDDEN_GAP = 0.15  # a loss 15% under the one it averages over: easy tokens are diluting it
+COPIED_LABELS = 0.5  # half the labels are the token read at their own position: not shifted
+SEES_FUTURE = 0.01  # early predictions moved by a hundredth of a nat when later tokens changed
 STILL_FALLING = 0.2  # the loss fell by a fifth after mid-run: it is still on its way down
 
 
@@ -36,11 +50,16 @@ class DoubleShiftLabels(Drill):
         "through a-h (and whose first letter sets the answer's length), then a response of "
         "10-17 letters from A-P where each letter has exactly two equally likely successors, "
         "then padding. Predicting the next response letter cannot beat ln 2 ≈ 0.69 nats. "
-        "Choose how the labels are built, predict where the loss, the loss on real tokens and "
-        "the loss on the response settle, then run it."
+        "Choose how the labels are built and whether attention is causal, predict where the "
+        "loss, the loss on real tokens and the loss on the response settle, then run it. "
+        "Forgetting the shift and leaving the causal mask off both let the model read its "
+        "answer, so their losses look alike: the decoded input → label pairs (is a row's label "
+        "its own input, or the next row's?) and the future-influence probe (do early "
+        "predictions move when later tokens change?) tell them apart."
     )
-    version = "1"
+    version = "2"
     healthy = "shifted-once"
+    signature_type = DoubleShiftSignature
     knobs = (
         Knob(
             "labels",
@@ -52,6 +71,16 @@ class DoubleShiftLabels(Drill):
             "not masked); all-masked (every label set to the ignore index); prompt-in-loss "
             "(prompt labels not masked).",
             choices=LABELS,
+        ),
+        Knob(
+            "attention",
+            "choice",
+            "causal",
+            "causal: each position attends to itself and the positions before it. unmasked: the "
+            "causal mask is left off, so each position also attends to the tokens after it, "
+            "the one its label names among them. The loss alone looks like no-shift's; the "
+            "input → label pairs and the future-influence probe do not.",
+            choices=ATTENTION,
         ),
         Knob(
             "steps",
@@ -80,6 +109,12 @@ class DoubleShiftLabels(Drill):
             "copy, and the loss falls to about zero.",
         ),
         Hypothesis(
+            "sees-future",
+            "The labels are shifted correctly but the causal mask is off: each position can "
+            "attend to the very token it must predict, reads it off, and the loss falls to about "
+            "zero.",
+        ),
+        Hypothesis(
             "pad-counted",
             "Padding counts as a target: padding is trivial to predict, so the reported loss ends "
             "below ln 2, while the loss on the real tokens stays at ln 2.",
@@ -103,8 +138,13 @@ class DoubleShiftLabels(Drill):
         Chart(
             "loss",
             "Loss: as trained, on real tokens, on the response",
-            ("loss", "real_token_loss", "response_loss", "reference:*"),
+            ("loss", "real_token_loss", "response_loss"),
             "nats",
+            # The floors the curves are read against, drawn as flat lines.
+            references=(
+                Reference("next-token entropy", "next_token_entropy"),
+                Reference("two-step entropy", "two_step_entropy"),
+            ),
         ),
     )
     observations = (
@@ -123,6 +163,15 @@ class DoubleShiftLabels(Drill):
         Observation("targets_counted", "Labels that count in the first batch's loss"),
         Observation("prompt_share", "Share of the counted real tokens that are prompt letters"),
         Observation("pad_share", "Share of the counted labels that are PAD"),
+        Observation(
+            "labels_equal_inputs",
+            "Share of the counted labels that are the input at their own position",
+        ),
+        Observation(
+            "future_influence",
+            "Future-influence probe: how far (nats) the trained model's predictions up to "
+            "mid-response move when every later token is changed (0 for a causal model)",
+        ),
     )
 
     def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
@@ -142,6 +191,14 @@ class DoubleShiftLabels(Drill):
         if final is None or response is None or real is None or not next_floor:
             return "not-converged"
         if response < COPY_BELOW * next_floor:
+            # The model reads its answer; where from? The labels say whether it is the input at
+            # the same position, the probe whether later positions are visible at all.
+            copied = signature.get("labels_equal_inputs")
+            if copied is not None and copied >= COPIED_LABELS:
+                return "copies-input"
+            influence = signature.get("future_influence")
+            if influence is not None and influence > SEES_FUTURE:
+                return "sees-future"
             return "copies-input"
         drop = signature.get("second_half_drop")
         if drop is not None and drop > STILL_FALLING:

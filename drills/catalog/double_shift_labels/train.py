@@ -1,13 +1,11 @@
 """The training loop of "Double-shifted labels": a tiny causal LM with its labels built one way.
 
-Kept apart from the drill's description (drills/double_shift_labels.py) so that only a worker
-process that actually trains imports torch.
+Kept apart from the drill's description (__init__.py) so that only a worker process that actually
+trains imports torch.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -15,46 +13,33 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from drills.core.contract import DrillError, DrillOutcome, Reporter, SignatureValue
-from drills.kit.audit import ParameterAudit, relative_weight_change
+from drills.catalog.double_shift_labels.evidence import (
+    describe_inputs,
+    future_influence,
+    labels_equal_inputs,
+    pairs_table,
+)
+from drills.catalog.double_shift_labels.signature import DoubleShiftSignature
+from drills.core.contract import DrillError, DrillOutcome, Reporter
+from drills.kit.audit import relative_weight_change
 from drills.kit.causal_lm import (
     IGNORE,
     CausalTransformer,
     MarkovSource,
     ModelConfig,
     SourceConfig,
-    TextBatch,
     build_targets,
     chance_loss,
-    decode_token,
     entropy_references,
 )
 from drills.kit.curves import tail_mean
-from drills.kit.tables import table
-
-# Every run reports every key (None where a number does not apply), so records line up.
-SIGNATURE_KEYS = (
-    "targets_counted",
-    "prompt_share",
-    "pad_share",
-    "steps_run",
-    "initial_loss",
-    "final_loss",
-    "second_half_drop",
-    "real_token_loss",
-    "response_loss",
-    "next_token_entropy",
-    "two_step_entropy",
-    "chance_loss",
-    "weight_change",
-    "nonfinite_step",
-    "raw_loss_finite",
-)
+from drills.kit.run import Run
 
 
 @dataclass(frozen=True)
 class DoubleShiftConfig:
     labels: str = "shift-once"
+    attention: str = "causal"  # "unmasked": the causal mask left off (see ATTENTION)
     steps: int = 150
     lr: float = 1e-2  # Adam peak learning rate, cosine-decayed to 0 so the plateau is clean
     batch: int = 8
@@ -96,30 +81,38 @@ def cosine_lr(peak: float, step: int, steps: int) -> float:
 
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train the tiny causal LM, its labels built as the knob says; see DoubleShiftLabels."""
-    config = DoubleShiftConfig(labels=knobs["labels"], steps=knobs["steps"])
-    # A private generator: the text depends on the seed only, so every label mode sees the
-    # same chain and the same batches.
-    generator = torch.Generator().manual_seed(seed)
+    config = DoubleShiftConfig(
+        labels=knobs["labels"], attention=knobs["attention"], steps=knobs["steps"]
+    )
+    run = Run(seed, report)
+    # The chain and every batch come from the run's data generator: every label mode sees the
+    # same text.
     source_config = SourceConfig()
-    source = MarkovSource(source_config, generator)
+    source = MarkovSource(source_config, run.data_rng)
     next_entropy, two_step_entropy = entropy_references(source)
 
-    model = CausalTransformer(ModelConfig(vocab=source_config.vocab, seq_len=source_config.seq_len))
+    model = CausalTransformer(
+        ModelConfig(
+            vocab=source_config.vocab,
+            seq_len=source_config.seq_len,
+            causal=config.attention == "causal",
+        )
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, foreach=True)
-    audit = ParameterAudit(model, optimizer)
+    run.watch(model, optimizer)
 
-    first = source.sample(config.batch, generator)
+    first = source.sample(config.batch, run.data_rng)
     first_targets = build_targets(first, config.labels)
     counted = first_targets[first_targets != IGNORE]
-    signature: dict[str, SignatureValue] = dict.fromkeys(SIGNATURE_KEYS)
-    signature |= {
-        "targets_counted": int(counted.numel()),
-        "prompt_share": share(counted >= source_config.prompt_base, counted != source_config.pad),
-        "pad_share": share(counted == source_config.pad),
-        "next_token_entropy": next_entropy,
-        "two_step_entropy": two_step_entropy,
-        "chance_loss": chance_loss(source_config),
-    }
+    signature = DoubleShiftSignature(
+        targets_counted=int(counted.numel()),
+        prompt_share=share(counted >= source_config.prompt_base, counted != source_config.pad),
+        pad_share=share(counted == source_config.pad),
+        labels_equal_inputs=labels_equal_inputs(first, first_targets),
+        next_token_entropy=next_entropy,
+        two_step_entropy=two_step_entropy,
+        chance_loss=chance_loss(source_config),
+    )
     inputs = describe_inputs(first, source)
     tables = [pairs_table(first, first_targets, source_config)]
 
@@ -128,61 +121,50 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         raw = F.cross_entropy(
             model(first.tokens).reshape(-1, source_config.vocab), first_targets.reshape(-1)
         )
-        signature["raw_loss_finite"] = bool(torch.isfinite(raw))
+        signature.raw_loss_finite = bool(torch.isfinite(raw))
         message = (
             f"no valid target tokens: all {first_targets.numel()} labels of the batch are "
             f"ignore_index={IGNORE}, so the mean cross-entropy is 0/0 = {raw.item()}; "
             "there is nothing to train on"
         )
-        diagnostics = {"parameters": audit.rows(), "tables": tables}
-        outcome = DrillOutcome(signature, diagnostics, inputs, error=message)
-        raise DrillError(message, outcome=outcome)
+        raise DrillError(message, outcome=run.outcome(signature, inputs=inputs, tables=tables))
 
-    losses: list[float] = []
-    response_losses: list[float] = []
-    real_losses: list[float] = []
-    nonfinite_step: int | None = None
     batch, targets = first, first_targets
     for step in range(config.steps):
         if step > 0:
-            batch = source.sample(config.batch, generator)
+            batch = source.sample(config.batch, run.data_rng)
             targets = build_targets(batch, config.labels)
         measured = token_losses(model(batch.tokens), targets, source_config)
-        if not math.isfinite(measured.loss.item()):
-            nonfinite_step = step  # stop rather than plot NaN
-            break
+        if run.stop_if_nonfinite(step, measured.loss.item()):
+            break  # stop rather than plot NaN
         optimizer.zero_grad(set_to_none=True)
         measured.loss.backward()  # type: ignore[no-untyped-call]
-        audit.after_backward()
+        run.after_backward()
         for group in optimizer.param_groups:
             group["lr"] = cosine_lr(config.lr, step, config.steps)
         optimizer.step()
 
-        losses.append(measured.loss.item())
-        report.metric("loss", step, losses[-1])
+        run.log("loss", step, measured.loss.item())
         if measured.response is not None:
-            response_losses.append(measured.response)
-            report.metric("response_loss", step, measured.response)
+            run.log("response_loss", step, measured.response)
         if measured.real is not None:
-            real_losses.append(measured.real)
-            report.metric("real_token_loss", step, measured.real)
-        # Flat reference lines, so the chart shows which floor the curves settle on.
-        report.metric("reference:next-token entropy", step, next_entropy)
-        report.metric("reference:two-step entropy", step, two_step_entropy)
+            run.log("real_token_loss", step, measured.real)
 
-    rows = audit.rows()
-    signature |= {
-        "steps_run": len(losses),
-        "initial_loss": losses[0] if losses else None,
-        "final_loss": tail_mean(losses),
-        "second_half_drop": second_half_drop(losses),
-        "real_token_loss": tail_mean(real_losses),
-        "response_loss": tail_mean(response_losses),
-        "weight_change": relative_weight_change(rows),
-        "nonfinite_step": nonfinite_step,
-        "raw_loss_finite": nonfinite_step is None,
-    }
-    return DrillOutcome(signature, {"parameters": rows, "tables": tables}, inputs)
+    losses = run.values("loss")
+    signature.steps_run = len(losses)
+    signature.initial_loss = run.first("loss")
+    signature.final_loss = run.tail_mean("loss")
+    signature.second_half_drop = second_half_drop(losses)
+    signature.real_token_loss = run.tail_mean("real_token_loss")
+    signature.response_loss = run.tail_mean("response_loss")
+    signature.weight_change = relative_weight_change(run.parameter_rows())
+    signature.nonfinite_step = run.nonfinite_step
+    signature.raw_loss_finite = run.nonfinite_step is None
+    # The trained model, probed on the first batch: do its predictions up to the middle of the
+    # response move when the tokens after it change?
+    cut = source_config.prompt_length + source_config.min_response // 2
+    signature.future_influence = future_influence(model, first.tokens, cut, source_config.vocab)
+    return run.outcome(signature, inputs=inputs, tables=tables)
 
 
 def second_half_drop(losses: list[float]) -> float | None:
@@ -206,61 +188,3 @@ def share(mask: torch.Tensor, among: torch.Tensor | None = None) -> float | None
     if total == 0:
         return None
     return int((mask & among).sum()) / total
-
-
-# --- Evidence -----------------------------------------------------------------------------------
-
-
-def pairs_table(batch: TextBatch, targets: torch.Tensor, config: SourceConfig) -> dict[str, Any]:
-    """Decoded input → label pairs of the first sequence, around its two boundaries."""
-    tokens, labels = batch.tokens[0].tolist(), targets[0].tolist()
-    end = config.prompt_length + int(batch.response_lengths[0])  # the first PAD
-    windows = (
-        range(config.prompt_length - 3, config.prompt_length + 5),  # prompt → response
-        range(end - 3, min(end + 3, config.seq_len)),  # response → padding
-    )
-    rows: list[list[Any]] = []
-    for number, window in enumerate(windows):
-        if number:
-            rows.append(["…", "", "", "", ""])
-        for t in window:
-            part = "pad" if t >= end else "prompt" if t < config.prompt_length else "response"
-            label = labels[t]
-            rows.append(
-                [
-                    t,
-                    part,
-                    decode_token(tokens[t], config),
-                    decode_token(label, config),
-                    label != IGNORE,
-                ]
-            )
-    return table(
-        "input_label_pairs",
-        "Decoded input → label pairs (first sequence)",
-        ("position", "part", "input", "label", "in loss"),
-        rows,
-        note=(
-            "Each row is one position: the token the model reads there and the label its "
-            "prediction is scored against. Correctly shifted, a row's label is the next row's "
-            "input. Shown: the end of the prompt and the end of the response."
-        ),
-    )
-
-
-def describe_inputs(batch: TextBatch, source: MarkovSource) -> dict[str, Any]:
-    c = source.config
-    rows = batch.tokens.tolist()
-    decoded = ["".join("_" if t == c.pad else decode_token(t, c) for t in row) for row in rows]
-    successors = {
-        decode_token(letter, c): "".join(decode_token(s, c) for s in pair)
-        for letter, pair in enumerate(source.successors.tolist())
-    }
-    return {
-        "shapes": {"tokens": list(batch.tokens.shape), "vocab": c.vocab},
-        "sha256": hashlib.sha256(json.dumps(rows).encode()).hexdigest(),
-        "examples": decoded[:3],
-        "alphabet": "a-h: prompt letters, A-P: response letters, _: PAD",
-        "successors": successors,
-        "response_lengths": batch.response_lengths.tolist(),
-    }
