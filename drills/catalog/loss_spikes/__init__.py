@@ -28,6 +28,10 @@ MANY_SPIKES = 3  # this many spikes that do not line up are not noise
 BLEW_UP = 5.0  # the loss at some step over 5x its starting value: the run blew up
 
 
+# The hypotheses whose spikes belong to one batch: the references read against them.
+BATCH_BORNE = ("bad-batch", "bad-batch-contained")
+
+
 class LossSpikes(Drill):
     slug = "loss-spikes"
     position = 80
@@ -126,14 +130,18 @@ class LossSpikes(Drill):
         Observation("spike_count", "Spikes (loss over 3x the median of the 5 steps before)"),
         Observation("spike_steps", "Steps that spiked"),
         Observation("spike_position", "Place in the epoch where spikes recur (0 = first batch)"),
-        Observation("spike_repeats", "Epochs with a spike at that place", "epochs"),
+        # A broken batch spikes in every epoch; nothing else is expected to recur at all.
+        Observation("spike_repeats", "Epochs with a spike at that place", "epochs", BATCH_BORNE),
         Observation("spike_height", "Typical spike height (x the loss just before)"),
         Observation(
             "spike_setback",
             "How much a spike step raises the loss on the correct data (nats)",
             "normal_step_change",
+            reference_for=BATCH_BORNE,
         ),
-        Observation("spike_grad_norm", "Gradient norm at the spikes", "normal_grad_norm"),
+        Observation(
+            "spike_grad_norm", "Gradient norm at the spikes", "normal_grad_norm", BATCH_BORNE
+        ),
         Observation(
             "replay_suspect_loss",
             "Replay from the checkpoint: loss on the batch that spiked",
