@@ -1,4 +1,10 @@
-"""`python -m drills list [--json]` and `python -m drills run <slug> [--set k=v]... [--seed N]`."""
+"""The drills command line.
+
+`python -m drills list [--json]`: the catalogue.
+`python -m drills run <slug> [--set k=v]... [--seed N] [--json]`: one run and its record.
+`python -m drills verdicts [--seeds N] [--drill SLUG] [--json]`: each variant's verdict on seeds
+0..N-1, rows where the seeds disagree marked.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from drills.core.catalogue import describe
+from drills.core.contract import Drill
 from drills.core.knobs import KnobError
-from drills.core.registry import UnknownDrill, all_drills
+from drills.core.registry import UnknownDrill, all_drills, get_drill
 
 USAGE_ERROR = 2  # bad request: nothing ran
 RUN_FAILED = 1  # the run ended with status error, timed_out or resource_limit
@@ -43,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     run.add_argument("--json", action="store_true", help="print the record as one JSON object")
+    verdicts = commands.add_parser(
+        "verdicts", help="run every variant on several seeds and print its verdicts"
+    )
+    verdicts.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
+    verdicts.add_argument("--drill", dest="slug", default=None, help="only this drill")
+    verdicts.add_argument("--json", action="store_true", help="print the table as JSON")
     return parser
 
 
@@ -64,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "list":
             return list_drills(as_json=args.json)
+        if args.command == "verdicts":
+            return print_verdicts(args.slug, args.seeds, as_json=args.json)
         knobs = parse_knob_settings(args.knobs)
         # Imported here so `list` and bad arguments answer without setting up a run.
         from drills.core.runner import run_drill
@@ -102,3 +117,56 @@ def print_summary(record: dict[str, Any]) -> None:
     print(f"digest:   {record['digest']}")
     print(f"compute:  {record['timings']['compute_s']:.3f} s")
     print(f"command:  {record['command']}")
+
+
+def variants(drill: Drill) -> list[dict[str, Any]]:
+    """The default knobs, then each other value of each knob with a few allowed values (the
+    other knobs at their defaults)."""
+    rows: list[dict[str, Any]] = [{}]
+    for knob in drill.knobs:
+        if knob.choices:
+            rows.extend({knob.name: choice} for choice in knob.choices if choice != knob.default)
+    return rows
+
+
+def verdict_table(slug: str | None, seeds: int) -> list[dict[str, Any]]:
+    """One row per drill variant: its knobs, the verdict per seed, and whether the seeds agree.
+
+    A run that produced no numbers shows its status (e.g. "error") in place of a verdict."""
+    if seeds < 1:
+        raise UsageError(f"--seeds must be at least 1, got {seeds}")
+    from drills.core.runner import run_drill
+
+    drills = [get_drill(slug)] if slug else list(all_drills())
+    rows = []
+    for drill in drills:
+        for knobs in variants(drill):
+            verdicts = []
+            for seed in range(seeds):
+                record = run_drill(drill.slug, knobs, seed)
+                verdicts.append(record["observed"] or record["status"])
+            rows.append(
+                {
+                    "drill": drill.slug,
+                    "knobs": knobs,
+                    "verdicts": verdicts,
+                    "agree": len(set(verdicts)) == 1,
+                }
+            )
+    return rows
+
+
+def print_verdicts(slug: str | None, seeds: int, *, as_json: bool) -> int:
+    rows = verdict_table(slug, seeds)
+    if as_json:
+        print(json.dumps(rows, allow_nan=False))
+        return 0
+    for row in rows:
+        knobs = " ".join(f"{name}={value}" for name, value in row["knobs"].items()) or "(defaults)"
+        verdicts = sorted(set(row["verdicts"]), key=row["verdicts"].index)
+        shown = verdicts[0] if row["agree"] else " / ".join(row["verdicts"])
+        mark = " " if row["agree"] else "*"
+        print(f"{mark} {row['drill']:<22} {knobs:<34} {shown}")
+    disagree = sum(not row["agree"] for row in rows)
+    print(f"{len(rows)} variants x {seeds} seeds; {disagree} where the seeds disagree (*)")
+    return 0

@@ -2,11 +2,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from drills.cli import main
-from drills.core.registry import all_drills
+from drills.core.registry import all_drills, get_drill
 from drills.core.runner import run_drill
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,3 +105,47 @@ def test_the_human_summary_shows_status_digest_and_command(
 def test_list_prints_one_line_per_drill(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     assert capsys.readouterr().out.startswith("overfit-one-batch")
+
+
+def test_verdicts_lists_each_variant_of_a_drill_with_its_verdict_per_seed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["verdicts", "--drill", "init-check", "--seeds", "2", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    choices = next(knob.choices for knob in get_drill("init-check").knobs if knob.choices)
+    default = next(knob.default for knob in get_drill("init-check").knobs if knob.choices)
+    assert rows[0]["knobs"] == {}  # the defaults first, then every other value of the choice
+    assert [row["knobs"] for row in rows[1:]] == [
+        {"init": choice} for choice in choices if choice != default
+    ]
+    hypotheses = {h.key for h in get_drill("init-check").hypotheses}
+    for row in rows:
+        assert row["drill"] == "init-check"
+        assert len(row["verdicts"]) == 2 and set(row["verdicts"]) <= hypotheses
+        assert row["agree"] == (len(set(row["verdicts"])) == 1)
+
+
+def test_verdicts_marks_the_rows_where_seeds_disagree(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fake_run(slug: str, knobs: dict[str, Any], seed: int) -> dict[str, Any]:
+        flips = knobs.get("init") == "too-small" and seed == 1
+        return {"observed": "healthy" if not flips else "vanishing", "status": "ok"}
+
+    monkeypatch.setattr("drills.core.runner.run_drill", fake_run)
+    assert main(["verdicts", "--drill", "init-check", "--seeds", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    marked = [line for line in lines if line.startswith("*")]
+    assert len(marked) == 1 and "init=too-small" in marked[0]
+    assert "healthy / vanishing / healthy" in marked[0]
+    assert lines[-1].endswith("1 where the seeds disagree (*)")
+
+
+@pytest.mark.parametrize(
+    "argv", [["verdicts", "--seeds", "0"], ["verdicts", "--drill", "no-such-drill"]]
+)
+def test_verdicts_refuses_bad_arguments_with_exit_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert "error" in capsys.readouterr().err

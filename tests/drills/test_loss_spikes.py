@@ -192,7 +192,7 @@ def test_diagnose_reads_the_numbers(changes: dict[str, Any], expected: str) -> N
         ({"clip": -1}, "clip", "below the minimum"),
         ({"warmup": 1.5}, "warmup", "expected an integer"),
         ({"warmup": 81}, "warmup", "above the maximum"),
-        ({"lr": 0}, "lr", "below the minimum"),
+        ({"lr": -0.1}, "lr", "below the minimum"),
     ],
 )
 def test_bad_knobs_are_refused_by_name(raw: dict[str, object], knob: str, problem: str) -> None:
@@ -200,3 +200,35 @@ def test_bad_knobs_are_refused_by_name(raw: dict[str, object], knob: str, proble
         resolve_knobs(drill, raw)
     assert caught.value.knob == knob
     assert problem in str(caught.value)
+
+
+# Settings whose verdict must not depend on the seed.
+SPIKE_VERDICTS = [
+    ({}, "bad-batch"),
+    ({"bad_batch": "off"}, "clean"),
+    ({"clip": 1.0}, "bad-batch-contained"),
+    ({"lr": 0.2}, "bad-batch"),
+    ({"bad_batch": "off", "lr": 5.0}, "unstable"),
+    ({"lr": 0.0}, "stalled"),  # nothing moves
+    ({"lr": 0.001}, "stalled"),
+    ({"lr": 0.01}, "clean"),  # learning, but the broken batch does not stand out yet
+]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(("knobs", "expected"), SPIKE_VERDICTS)
+def test_verdicts_hold_across_seeds(knobs: dict[str, Any], expected: str, seed: int) -> None:
+    assert run(**knobs, seed=seed)["observed"] == expected
+
+
+def test_every_hypothesis_is_some_settings_verdict() -> None:
+    assert {expected for _, expected in SPIKE_VERDICTS} == {h.key for h in drill.hypotheses}
+
+
+def test_a_rate_of_zero_moves_nothing() -> None:
+    record = run(lr=0.0)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["spike_count"] == 0
+    clean = [value for _, value in record["metrics"]["clean_loss"]]
+    assert max(clean) == min(clean)  # the model never changed

@@ -181,7 +181,7 @@ def test_the_signature_has_a_field_for_every_slot() -> None:
         ({"lrs": "1e-3,,1"}, "empty"),
         ({"lrs": "0.01,1e-2"}, "listed twice"),
         ({"lrs": "1e-3,nan"}, "finite"),
-        ({"lrs": "1e-9"}, "below the minimum"),
+        ({"lrs": "-1e-9"}, "below the minimum"),
         ({"lrs": "1,2,3,4,5,6,7"}, "at most 6"),
         ({"optimizer": "rmsprop"}, "not one of"),
     ],
@@ -254,3 +254,40 @@ def test_diagnose_reads_the_per_rate_numbers(
             slot_key("nonfinite_step", slot): nonfinite,
         }
     assert drill.diagnose(signature, None) == expected
+
+
+# Sweeps whose verdict must not depend on the seed (the stability limit, 2 / sharpness, sits
+# between 0.37 and 0.47 on seeds 0-4: every list keeps its rates a factor of 2 or more from it).
+SWEEP_VERDICTS = [
+    ("sgd", "1e-6,1e-4,1e-2,1", "bracketed"),
+    ("adam", "1e-6,1e-4,1e-2,1", "bracketed"),
+    ("sgd", "0.001,0.01", "too-cautious"),
+    ("sgd", "1,10", "too-aggressive"),
+    ("sgd", "1e-6,1", "gap"),
+    ("sgd", "0", "too-cautious"),  # a rate of 0: nothing moves
+]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(("optimizer", "lrs", "expected"), SWEEP_VERDICTS)
+def test_sweep_verdicts_hold_across_seeds(
+    optimizer: str, lrs: str, expected: str, seed: int
+) -> None:
+    assert run(optimizer, lrs, seed)["observed"] == expected
+
+
+def test_every_hypothesis_is_some_sweeps_verdict() -> None:
+    assert {expected for *_, expected in SWEEP_VERDICTS} == {h.key for h in drill.hypotheses}
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_a_rate_of_zero_leaves_the_loss_where_it_started(optimizer: str) -> None:
+    record = run(optimizer, "0,0.01")
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["lr_1"] == 0.0
+    assert sig["final_loss_1"] == sig["max_loss_1"] == sig["initial_loss"]
+    assert sig["loss_drop_1"] == 0.0
+    assert {value for _, value in record["metrics"]["update_norm@lr=0.0"]} == {0.0}
+    assert sig["flat_count"] == 1 and sig["unstable_count"] == 0
+    assert record["observed"] == "too-cautious"

@@ -246,3 +246,35 @@ def test_every_diagnosis_is_a_listed_hypothesis() -> None:
     observed = {run(cause)["observed"] for cause in CAUSES}
     assert observed == keys  # each cause shows a different outcome
     assert run("none")["observed"] == drill.healthy  # the fixed side of a failed/fixed pair
+
+
+CAUSE_VERDICTS = {
+    "none": "clean",
+    "manual-log-softmax": "forward-op",
+    "zero-token-denominator": "loss-arithmetic",
+    "nan-in-data": "bad-data",
+    "huge-lr": "diverged",  # weights ~1e18 times their start, against at most 2x for the rest
+    "mask-after-invalid": "backward-only",
+}
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(("cause", "expected"), CAUSE_VERDICTS.items())
+def test_each_cause_gives_its_verdict_on_every_seed(cause: str, expected: str, seed: int) -> None:
+    assert run(cause, seed)["observed"] == expected
+
+
+def test_every_hypothesis_is_some_causes_verdict() -> None:
+    assert set(CAUSE_VERDICTS.values()) == {h.key for h in drill.hypotheses}
+
+
+def test_references_belong_to_the_verdicts_they_describe() -> None:
+    # Step 40 is the unusual batch's step: no expectation for a run that underflows at step 55.
+    observations = {item.key: item for item in drill.observations}
+    step = observations["first_nonfinite_step"]
+    assert step.reference == "unusual_batch_step"
+    assert "forward-op" not in step.reference_for and "diverged" not in step.reference_for
+    for cause in ("zero-token-denominator", "nan-in-data", "mask-after-invalid"):
+        assert CAUSE_VERDICTS[cause] in step.reference_for
+        assert run(cause)["signature"]["first_nonfinite_step"] == 40
+    assert observations["max_logit_gap"].reference_for == ("forward-op",)

@@ -185,7 +185,19 @@ BASE = {"final_train_loss": 0.002, "min_val_loss": 0.8, "chance_loss": math.log(
     ("numbers", "expected"),
     [
         ({**BASE, "final_val_loss": 1.6, "final_clean_loss": 1.7}, "overfits"),
-        ({**BASE, "final_val_loss": 0.02, "final_clean_loss": 1.3}, "leakage"),
+        (
+            {**BASE, "final_val_loss": 0.02, "final_clean_loss": 1.3, "duplicates_found": 512},
+            "leakage",
+        ),
+        # A small leak the curves cannot tell from chance: the split audit still finds it.
+        (
+            {**BASE, "final_val_loss": 1.6, "final_clean_loss": 1.7, "duplicates_found": 25},
+            "leakage",
+        ),
+        (
+            {**BASE, "final_val_loss": 0.02, "final_clean_loss": 1.3, "duplicates_found": 0},
+            "overfits",
+        ),
         (
             {**BASE, "final_train_loss": 0.1, "final_val_loss": 0.85, "final_clean_loss": 0.9},
             "overfits",  # validation has not turned up (yet), but the gap stands
@@ -209,3 +221,39 @@ def test_every_diagnosis_is_a_listed_hypothesis() -> None:
     keys = {hypothesis.key for hypothesis in drill.hypotheses}
     for knobs in ({}, {"leak": 1.0}, {"train_size": 2048}, {"weight_decay": 50.0}):
         assert run(**knobs)["observed"] in keys
+
+
+# Every knob setting near a verdict boundary, with the verdict it must give on every seed.
+VERDICTS = [
+    ({}, "overfits"),
+    ({"leak": 0.1}, "leakage"),  # validation ~0.15 nats optimistic: inside the honest noise
+    ({"leak": 0.25}, "leakage"),
+    ({"leak": 1.0}, "leakage"),
+    ({"train_size": 1024}, "overfits"),  # clean gap 0.40-0.47 nats
+    ({"train_size": 2048}, "generalises"),  # clean gap 0.12-0.21 nats
+    ({"weight_decay": 5.0}, "overfits"),
+    ({"weight_decay": 20.0}, "generalises"),
+    ({"weight_decay": 50.0}, "underfit"),
+]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(("knobs", "expected"), VERDICTS)
+def test_verdicts_hold_across_seeds(knobs: dict[str, Any], expected: str, seed: int) -> None:
+    assert run(**knobs, seed=seed)["observed"] == expected
+
+
+def test_every_hypothesis_is_some_settings_verdict() -> None:
+    assert {expected for _, expected in VERDICTS} == {h.key for h in drill.hypotheses}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_small_leak_hides_in_the_noise_of_two_honest_samples(seed: int) -> None:
+    sig = signature(leak=0.1, seed=seed)
+    assert sig["duplicates_found"] == 51
+    # The leak should make validation look about 10% of the clean gap better...
+    assert sig["expected_optimism"] == pytest.approx(51 / 512 * sig["clean_gap"])
+    # ...which is within about two standard errors of what chance alone does.
+    assert 0.08 < sig["optimism_noise"] < 0.2
+    assert abs(sig["val_optimism"] - sig["expected_optimism"]) < 3 * sig["optimism_noise"]
+    assert sig["expected_optimism"] < 2 * sig["optimism_noise"]

@@ -26,6 +26,14 @@ BATCH_SPECIFIC_RISE = 0.5
 CONTAINED_BELOW = 0.25  # a spike step raising the clean-data loss by less (nats) is shrugged off
 MANY_SPIKES = 3  # this many spikes that do not line up are not noise
 BLEW_UP = 5.0  # the loss at some step over 5x its starting value: the run blew up
+# The model ends within 10% of the loss of guessing on the correct labels: it learned next to
+# nothing, and a broken batch cannot stand out from batches the model has not learned either
+# (lr 0 and 0.001 end at >= 0.97 of chance on seeds 0-4; lr 0.01, the next that learns, <= 0.85).
+STALLED_ABOVE = 0.9
+
+
+# The hypotheses whose spikes belong to one batch: the references read against them.
+BATCH_BORNE = ("bad-batch", "bad-batch-contained")
 
 
 class LossSpikes(Drill):
@@ -77,7 +85,7 @@ class LossSpikes(Drill):
             "float",
             0.5,
             "Learning rate of plain gradient descent (no momentum).",
-            minimum=1e-3,
+            minimum=0.0,
             maximum=10.0,
             log_scale=True,
         ),
@@ -98,6 +106,11 @@ class LossSpikes(Drill):
             "unstable",
             "The training itself is unstable: the loss jumps or blows up at no fixed place in the "
             "epoch, so no single batch explains it.",
+        ),
+        Hypothesis(
+            "stalled",
+            "The steps are too small to teach the model anything: every batch's loss stays "
+            "near the loss of guessing, so a broken batch has nothing to stand out from.",
         ),
         Hypothesis(
             "clean",
@@ -126,14 +139,18 @@ class LossSpikes(Drill):
         Observation("spike_count", "Spikes (loss over 3x the median of the 5 steps before)"),
         Observation("spike_steps", "Steps that spiked"),
         Observation("spike_position", "Place in the epoch where spikes recur (0 = first batch)"),
-        Observation("spike_repeats", "Epochs with a spike at that place", "epochs"),
+        # A broken batch spikes in every epoch; nothing else is expected to recur at all.
+        Observation("spike_repeats", "Epochs with a spike at that place", "epochs", BATCH_BORNE),
         Observation("spike_height", "Typical spike height (x the loss just before)"),
         Observation(
             "spike_setback",
             "How much a spike step raises the loss on the correct data (nats)",
             "normal_step_change",
+            reference_for=BATCH_BORNE,
         ),
-        Observation("spike_grad_norm", "Gradient norm at the spikes", "normal_grad_norm"),
+        Observation(
+            "spike_grad_norm", "Gradient norm at the spikes", "normal_grad_norm", BATCH_BORNE
+        ),
         Observation(
             "replay_suspect_loss",
             "Replay from the checkpoint: loss on the batch that spiked",
@@ -176,6 +193,9 @@ class LossSpikes(Drill):
         blew_up = initial is not None and peak is not None and peak > BLEW_UP * initial
         if count >= MANY_SPIKES or recurring or blew_up:
             return "unstable"  # jumps the replay cannot pin on one batch
+        final, chance = signature.get("final_clean_loss"), signature.get("chance_loss")
+        if final is not None and chance is not None and final > STALLED_ABOVE * chance:
+            return "stalled"
         return "clean"  # at most a stray blip or two
 
 

@@ -51,7 +51,7 @@ class LrSweep(Drill):
             DEFAULT_LRS,
             f"The learning rates to try, separated by commas (1 to {MAX_LIST_VALUES} distinct "
             "values). Spacing them by a factor of 10 or 100 covers a wide range in a few runs.",
-            minimum=1e-7,
+            minimum=0.0,
             maximum=10.0,
             log_scale=True,
         ),
@@ -101,11 +101,13 @@ class LrSweep(Drill):
             "largest_stable_lr",
             "Largest rate that stayed stable (gradient descent is stable below the limit)",
             "stability_limit",
+            reference_for=("bracketed", "too-cautious", "gap"),
         ),
         Observation(
             "smallest_unstable_lr",
             "Smallest rate that jumped up or overflowed (compare with the limit)",
             "stability_limit",
+            reference_for=("bracketed", "too-aggressive", "gap"),
         ),
         Observation("sharpness", "Largest curvature of the loss at the start (Hessian eigenvalue)"),
     )

@@ -33,7 +33,7 @@ def rate_verdict(
     """Name what one rate did to the loss, from its numbers alone."""
     if nonfinite_step is not None:
         return NONFINITE
-    if max_loss > SPIKE_ABOVE * initial_loss or final_loss >= initial_loss:
+    if max_loss > SPIKE_ABOVE * initial_loss or final_loss > initial_loss:
         return SPIKES
     if (initial_loss - final_loss) / initial_loss < FLAT_BELOW:
         return FLAT

@@ -111,12 +111,21 @@ class NanHunt(Drill):
     observations = (
         Observation("first_nonfinite_stage", "Stage of the first non-finite tensor"),
         Observation("first_nonfinite_name", "Name of the first non-finite tensor"),
-        Observation("first_nonfinite_step", "Step it appeared at", "unusual_batch_step"),
+        # Step 40 is where the batch-borne causes break; a run that overflows or underflows
+        # breaks whenever its numbers get there, so 40 is no expectation for it.
+        Observation(
+            "first_nonfinite_step",
+            "Step it appeared at",
+            "unusual_batch_step",
+            reference_for=("bad-data", "loss-arithmetic", "backward-only"),
+        ),
         Observation("first_nonfinite_kind", "NaN or infinity"),
         Observation("nonfinite_elements", "How many of its elements are non-finite"),
         Observation("loss_at_finding", "The loss at that step, when it was still finite"),
         Observation("weight_growth", "Largest weight norm, relative to the initial one"),
-        Observation("max_logit_gap", "Largest logit gap seen", "log_underflow_gap"),
+        Observation(
+            "max_logit_gap", "Largest logit gap seen", "log_underflow_gap", ("forward-op",)
+        ),
         Observation("initial_loss", "Loss at the first step"),
         Observation("final_loss", "Final loss (mean of the last 10% of steps)"),
     )

@@ -15,12 +15,16 @@ from drills.catalog.overfitting_leakage.signature import OverfittingSignature
 from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
 
 # Thresholds diagnose() reads the numbers with.
-UNDERFIT_ABOVE = 0.9  # training loss above 90% of chance: the model did not even fit its data
+# Training loss above 85% of chance: the model did not even fit its data. Crushing weight decay
+# (50) leaves it at >= 90% of chance on every seed; the strongest settings that still learn
+# (weight decay 20, dropout 0.9) stay below 83%.
+UNDERFIT_ABOVE = 0.85
 GAP_ABOVE = 0.3  # clean held-out loss this many nats above training: a real generalisation gap
-# Validation better than clean held-out data by this share of that gap, and by more nats than two
-# honest samples differ by chance, sits towards the training loss: it has leaked.
-LEAK_SHARE = 0.3
-LEAK_NATS = 0.25
+# Leakage is read from the split audit (validation examples found verbatim in training), not
+# from the curves: a leak of 10% makes validation look ~0.15 nats better than clean data, while
+# two honest samples of 512 and 1,024 examples differ by ~0.13 nats (one standard error) for an
+# overfit model, so no threshold on the losses tells a small leak from chance on every seed.
+# The curves still show how much the leak matters (val_optimism against expected_optimism).
 
 
 class OverfittingLeakage(Drill):
@@ -39,7 +43,7 @@ class OverfittingLeakage(Drill):
         "data, weight decay or dropout, or copy part of the validation set into training, and "
         "predict where validation bottoms out and what it does afterwards."
     )
-    version = "1"
+    version = "2"
     # Enough data or regularisation: validation follows training without turning up.
     healthy = "generalises"
     signature_type = OverfittingSignature
@@ -87,8 +91,9 @@ class OverfittingLeakage(Drill):
         ),
         Hypothesis(
             "leakage",
-            "Validation examples are also in the training set: validation loss follows the "
-            "training loss down, while data the model never saw still does much worse.",
+            "Validation examples are also in the training set, where an exact-match search "
+            "finds them: validation looks better than data the model never saw by the share "
+            "that leaked, and with most of it leaked it follows the training loss down.",
         ),
         Hypothesis(
             "generalises",
@@ -129,7 +134,13 @@ class OverfittingLeakage(Drill):
             "Clean held-out loss of the checkpoint validation picks",
             "min_clean_loss",
         ),
-        Observation("val_optimism", "How much better validation looks than clean held-out data"),
+        Observation(
+            "val_optimism",
+            "How much better validation looks than clean held-out data",
+            "expected_optimism",
+            reference_for=("leakage",),
+        ),
+        Observation("optimism_noise", "How much two honest samples differ by chance (1 s.e.)"),
         Observation("duplicates_found", "Validation examples found verbatim in training"),
         Observation("noise_floor", "The true rule's own expected loss: the best possible"),
         Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
@@ -149,12 +160,10 @@ class OverfittingLeakage(Drill):
             return "underfit"  # nothing was scored
         if chance is not None and train > UNDERFIT_ABOVE * chance:
             return "underfit"
-        clean_gap = clean - train
-        if clean_gap <= GAP_ABOVE:
+        if (signature.get("duplicates_found") or 0) > 0:
+            return "leakage"  # the split audit settles it, whatever the curves can show
+        if clean - train <= GAP_ABOVE:
             return "generalises"
-        # Where validation sits between clean data (honest: share 0) and training (leaked: 1).
-        if clean - val > max(LEAK_SHARE * clean_gap, LEAK_NATS):
-            return "leakage"
         return "overfits"
 
 

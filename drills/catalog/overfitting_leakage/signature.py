@@ -29,6 +29,12 @@ class OverfittingSignature(Signature):
     final_clean_loss: float | None = None
     clean_gap: float | None = None  # clean held-out minus training, at the end
     val_optimism: float | None = None  # clean minus validation: > 0 when validation leaked
+    # How far two honest samples of this size differ by chance: the standard error of validation
+    # minus clean loss, from the per-example losses of the last checkpoint.
+    optimism_noise: float | None = None
     # Theoretical levels.
     noise_floor: float | None = None  # the true rule's own expected loss: the best possible
     chance_loss: float | None = None  # ln(classes)
+    # If the duplicated share of validation sits at the training loss and the rest at the clean
+    # loss, validation looks better than clean data by that share of the clean gap.
+    expected_optimism: float | None = None

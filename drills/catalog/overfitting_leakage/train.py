@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from drills.catalog.overfitting_leakage.signature import OverfittingSignature
 from drills.core.contract import DrillOutcome, Reporter
@@ -127,8 +128,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         final_clean_loss=final_clean,
         clean_gap=final_clean - final_train,
         val_optimism=final_clean - final_val,
+        optimism_noise=difference_noise(model, val_set, clean_set),
         noise_floor=noise_floor(clean_set),
         chance_loss=math.log(config.task.classes),
+        expected_optimism=duplicates / config.val_examples * (final_clean - final_train),
     )
     clean_duplicates = count_duplicates(train_set.features, clean_set.features)
     return run.outcome(
@@ -146,6 +149,19 @@ def settled(run: Run, name: str) -> float:
     mean = run.tail_mean(name)
     assert mean is not None
     return mean
+
+
+def difference_noise(model: nn.Module, first: LabelledSet, second: LabelledSet) -> float:
+    """Standard error of the difference between two sets' mean losses, were both honest samples:
+    the per-example losses of an overfit model are heavy-tailed, so it is larger than it looks."""
+    model.eval()
+    with torch.no_grad():
+        variances = [
+            F.cross_entropy(model(data.features), data.labels, reduction="none").var() / len(data)
+            for data in (first, second)
+        ]
+    model.train()
+    return math.sqrt(float(sum(variances)))
 
 
 def count_duplicates(train_features: torch.Tensor, val_features: torch.Tensor) -> int:
