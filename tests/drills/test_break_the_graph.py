@@ -174,3 +174,36 @@ def test_each_outcome_is_a_listed_hypothesis() -> None:
     assert {run(cut)["observed"] for cut in CUTS} == keys
     assert math.log(4) == pytest.approx(run("none")["signature"]["chance_loss"])
     assert run("none")["observed"] == drill.healthy  # the fixed side of a failed/fixed pair
+
+
+EXPECTED = {
+    "none": "intact",
+    "detach-hidden": "cut-below-head",
+    "numpy-roundtrip": "cut-below-head",
+    "loss-from-item": "loss-rebuilt",
+    "no-grad-forward": "no-graph",
+}
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("cut", CUTS)
+def test_the_verdict_holds_across_seeds(cut: str, seed: int) -> None:
+    assert run(cut, seed)["observed"] == EXPECTED[cut]
+
+
+def test_every_hypothesis_is_the_verdict_of_some_cut() -> None:
+    assert set(EXPECTED) == set(CUTS)
+    assert set(EXPECTED.values()) == {hypothesis.key for hypothesis in drill.hypotheses}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_twins_the_page_warns_about_are_identical(seed: int) -> None:
+    # The scenario says so: detach and the round trip give the same run (same digest), and a
+    # backbone left out of the optimizer gives the very same loss curve. Only the audit differs.
+    detach, roundtrip = run("detach-hidden", seed), run("numpy-roundtrip", seed)
+    assert detach["digest"] == roundtrip["digest"]
+    left_out = run_drill("optimizer-membership", {"exclude": "backbone"}, seed)
+    assert left_out["metrics"]["loss"] == detach["metrics"]["loss"]
+    assert {row["grad"] for row in rows_by_part(detach, "backbone")} == {"none"}
+    assert {row["grad"] for row in rows_by_part(left_out, "backbone")} == {"finite"}
+    assert "bit-identical" in drill.scenario and "audit" in drill.scenario

@@ -154,28 +154,122 @@ def test_bad_knob_values_are_rejected_by_name(knobs: dict[str, Any], name: str) 
     assert caught.value.knob == name
 
 
-IMBALANCED = {"initial_loss": 0.9, "constant_answer_loss": 0.199, "majority_share": 0.95}
-BALANCED = {"initial_loss": 0.65, "constant_answer_loss": 0.693, "majority_share": 0.5}
-EXACT = {"initial_loss": 2.77, "constant_answer_loss": 2.77}
+IMBALANCED = {"initial_eval_loss": 0.9, "constant_answer_loss": 0.199, "majority_share": 0.95}
+BALANCED = {"initial_eval_loss": 0.7, "constant_answer_loss": 0.693, "majority_share": 0.5}
+EXACT = {"initial_eval_loss": 2.77, "constant_answer_loss": 2.77}
 
 
 @pytest.mark.parametrize(
     ("numbers", "expected"),
     [
-        (IMBALANCED | {"final_loss": 0.19, "eval_loss": 0.19, "accuracy": 0.95}, "majority-vote"),
         (
-            IMBALANCED | {"final_loss": 0.43, "eval_loss": 0.44, "accuracy": 0.81},
+            IMBALANCED | {"eval_loss": 0.19, "accuracy_gain": 0.0, "accuracy_gain_se": 0.0},
             "majority-vote",
         ),
-        (IMBALANCED | {"final_loss": 0.85, "eval_loss": 0.8, "accuracy": 0.95}, "not-learning"),
+        (
+            IMBALANCED | {"eval_loss": 0.44, "accuracy_gain": -0.1, "accuracy_gain_se": 0.01},
+            "majority-vote",
+        ),
+        (
+            IMBALANCED | {"eval_loss": 0.89, "accuracy_gain": 0.0, "accuracy_gain_se": 0.0},
+            "not-learning",
+        ),
+        (
+            IMBALANCED | {"eval_loss": 0.85, "accuracy_gain": 0.0, "accuracy_gain_se": 0.0},
+            "inconclusive",
+        ),
         # Balanced: a start near ln 2 hides the fall, beating the constant answer shows it.
-        (BALANCED | {"final_loss": 0.60, "eval_loss": 0.58, "accuracy": 0.69}, "aligned"),
-        (BALANCED | {"final_loss": 0.69, "eval_loss": 0.69, "accuracy": 0.5}, "not-learning"),
-        (EXACT | {"final_loss": 1.1, "eval_loss": 1.1, "exact_match": 0.003}, "every-token"),
-        (EXACT | {"final_loss": 0.3, "eval_loss": 0.3, "exact_match": 0.6}, "aligned"),
-        (EXACT | {"final_loss": 2.7, "eval_loss": 2.7, "exact_match": 0.0}, "not-learning"),
-        ({"initial_loss": None, "final_loss": None}, "not-learning"),
+        (
+            BALANCED | {"eval_loss": 0.62, "accuracy_gain": 0.19, "accuracy_gain_se": 0.01},
+            "aligned",
+        ),
+        (
+            BALANCED | {"eval_loss": 0.62, "accuracy_gain": 0.025, "accuracy_gain_se": 0.01},
+            "inconclusive",
+        ),
+        (
+            BALANCED | {"eval_loss": 0.62, "accuracy_gain": 0.015, "accuracy_gain_se": 0.004},
+            "inconclusive",
+        ),
+        (
+            BALANCED | {"eval_loss": 0.62, "accuracy_gain": 0.015, "accuracy_gain_se": 0.01},
+            "majority-vote",
+        ),
+        (
+            BALANCED | {"eval_loss": 0.70, "accuracy_gain": 0.0, "accuracy_gain_se": 0.02},
+            "not-learning",
+        ),
+        (EXACT | {"eval_loss": 1.1, "exact_match": 0.003}, "every-token"),
+        (EXACT | {"eval_loss": 0.3, "exact_match": 0.6}, "aligned"),
+        (EXACT | {"eval_loss": 2.76, "exact_match": 0.0}, "not-learning"),
+        ({"initial_eval_loss": None, "eval_loss": None}, "not-learning"),
     ],
 )
 def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:
     assert drill.diagnose(numbers, None) == expected
+
+
+@functools.cache
+def verdict(knobs: tuple[tuple[str, Any], ...], seed: int) -> str:
+    return run_drill(SLUG, dict(knobs), seed)["observed"]  # type: ignore[no-any-return]
+
+
+# Every task, and the settings nearest each line diagnose() draws, × five seeds. Where a
+# setting sits on a line, a seed may say "inconclusive" instead, never the verdict on the other
+# side of it. The settings with a single verdict show every hypothesis.
+VERDICTS: list[tuple[dict[str, Any], set[str]]] = [
+    ({"minority_fraction": 0.01}, {"majority-vote"}),
+    ({"minority_fraction": 0.05}, {"majority-vote"}),
+    ({"minority_fraction": 0.2}, {"majority-vote", "inconclusive"}),
+    ({"minority_fraction": 0.25}, {"aligned", "inconclusive"}),
+    ({"minority_fraction": 0.3}, {"aligned"}),  # seed 2 said "majority-vote" at version 1
+    ({"minority_fraction": 0.5}, {"aligned"}),
+    ({"task": "exact-match"}, {"every-token"}),
+    ({"task": "exact-match-clean"}, {"aligned"}),
+    ({"lr": 0.0}, {"not-learning"}),
+    ({"task": "exact-match", "lr": 0.0}, {"not-learning"}),
+    ({"minority_fraction": 0.5, "lr": 0.0}, {"not-learning"}),
+    ({"minority_fraction": 0.5, "lr": 1e-4}, {"inconclusive"}),
+    ({"minority_fraction": 0.5, "lr": 2e-4}, {"aligned", "inconclusive"}),
+    ({"lr": 1e-5}, {"not-learning", "inconclusive"}),
+    ({"lr": 1e-4}, {"majority-vote"}),
+    ({"task": "exact-match", "lr": 3e-4}, {"inconclusive"}),
+    ({"task": "exact-match", "lr": 5e-4}, {"every-token"}),
+]
+
+
+@pytest.mark.parametrize(("knobs", "expected"), VERDICTS, ids=str)
+def test_the_verdict_holds_across_seeds(knobs: dict[str, Any], expected: set[str]) -> None:
+    seen = {verdict(tuple(sorted(knobs.items())), seed) for seed in range(5)}
+    assert seen <= expected
+
+
+def test_every_hypothesis_is_the_verdict_of_some_setting() -> None:
+    reached = set().union(*(expected for _, expected in VERDICTS if len(expected) == 1))
+    assert reached == {hypothesis.key for hypothesis in drill.hypotheses}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_learning_rate_of_zero_moves_nothing(seed: int) -> None:
+    record = run_drill(SLUG, {"lr": 0.0}, seed)
+    sig = record["signature"]
+    assert record["status"] == "ok"
+    assert sig["weight_change"] == 0.0
+    assert sig["eval_loss"] == pytest.approx(sig["initial_eval_loss"], abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_clean_exact_match_climbs_with_the_falling_loss(seed: int) -> None:
+    record = run_drill(SLUG, {"task": "exact-match-clean"}, seed)
+    sig = record["signature"]
+    assert sig["best_exact_match"] == 1.0 and sig["best_loss"] == 0.0
+    assert sig["token_accuracy"] > 0.95
+    assert sig["exact_match"] > 0.5
+    assert sig["exact_match"] == pytest.approx(sig["expected_exact_match"], abs=0.1)
+
+
+def test_references_are_shown_only_beside_the_runs_they_describe() -> None:
+    by_key = {item.key: item for item in drill.observations}
+    assert by_key["accuracy"].reference_for == ("majority-vote", "inconclusive")
+    assert "aligned" not in by_key["final_loss"].reference_for
+    assert "not-learning" not in by_key["eval_loss"].reference_for

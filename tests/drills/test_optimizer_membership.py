@@ -161,3 +161,30 @@ def test_each_outcome_is_a_listed_hypothesis() -> None:
     keys = {hypothesis.key for hypothesis in drill.hypotheses}
     assert {run(exclude)["observed"] for exclude in EXCLUSIONS} == keys
     assert run("none")["observed"] == drill.healthy  # the fixed side of a failed/fixed pair
+
+
+EXPECTED = {
+    "none": "all-optimized",
+    "head": "head-left-out",
+    "backbone": "backbone-left-out",
+    "head-replaced-after": "stale-optimizer",
+}
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("exclude", EXCLUSIONS)
+def test_the_verdict_holds_across_seeds(exclude: str, seed: int) -> None:
+    assert run(exclude, seed)["observed"] == EXPECTED[exclude]
+
+
+def test_every_hypothesis_is_the_verdict_of_some_exclusion() -> None:
+    assert set(EXPECTED) == set(EXCLUSIONS)
+    assert set(EXPECTED.values()) == {hypothesis.key for hypothesis in drill.hypotheses}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_backbone_left_out_has_the_loss_curve_of_a_detached_backbone(seed: int) -> None:
+    # The scenario says the curves are bit-identical and that only the audit tells them apart.
+    detached = run_drill("break-the-graph", {"cut": "detach-hidden"}, seed)
+    assert run("backbone", seed)["metrics"]["loss"] == detached["metrics"]["loss"]
+    assert "bit-identical" in drill.scenario and "audit" in drill.scenario

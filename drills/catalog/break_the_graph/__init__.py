@@ -30,7 +30,12 @@ class BreakTheGraph(Drill):
         "for 200 steps on one fixed batch of 64 examples (16 features, 4 classes); an intact "
         "model memorises it. Somewhere between the data and the loss the code may cut the "
         "graph that backward follows. Pick a cut, predict which parameters still get a "
-        "gradient and how far the loss falls, then run it."
+        "gradient and how far the loss falls, then run it. Mind the twins: a detached backbone "
+        "output and a round trip through plain numbers give the very same run, bit for bit, "
+        "and their loss curve is also bit-identical to a backbone left out of the optimizer "
+        "(the optimizer-membership drill). The loss cannot tell these bugs apart; the "
+        "parameter audit can: after a cut the backbone's gradient is None, while a backbone "
+        "the optimizer does not hold has a gradient and an update of exactly 0."
     )
     version = "1"
     healthy = "intact"

@@ -14,6 +14,7 @@ class LossVsMetricSignature(Signature):
     initial_loss: float | None = None
     final_loss: float | None = None  # training batches, mean of the last 10% of steps
     eval_loss: float | None = None  # the fixed evaluation set, mean of the last 10% of steps
+    initial_eval_loss: float | None = None  # the evaluation set after the first step
     constant_answer_loss: float | None = None  # always answering the class mix
     best_loss: float | None = None  # the true posterior's loss: the best any model can do
     # The imbalanced task (None in the exact-match task).
@@ -21,6 +22,9 @@ class LossVsMetricSignature(Signature):
     majority_share: float | None = None  # accuracy of always answering the common class
     minority_recall: float | None = None
     predicted_minority_share: float | None = None  # share of answers naming the rare class
+    # Accuracy of the final model minus the majority share: (rare found - false alarms) / N...
+    accuracy_gain: float | None = None
+    accuracy_gain_se: float | None = None  # ... and its standard error, sqrt(found + alarms) / N
     best_minority_recall: float | None = None  # of the best possible classifier
     # The exact-match task (None in the imbalanced task).
     token_accuracy: float | None = None

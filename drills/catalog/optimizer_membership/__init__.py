@@ -29,7 +29,11 @@ class OptimizerMembership(Drill):
         "for 200 steps on one fixed batch of 64 examples (16 features, 4 classes). The "
         "optimizer may have been built with only part of the model, or the head may have been "
         "swapped for a new one after the optimizer was built. Choose what is left out, predict "
-        "which parameters move and what the loss does, then run it."
+        "which parameters move and what the loss does, then run it. A backbone left out gives "
+        "a loss curve bit-identical to break-the-graph's detached backbone output: same data, "
+        "same start, and in both only the head learns. Only the parameter audit tells them "
+        "apart: here the backbone has a gradient and an update of exactly 0; after a cut in "
+        "the graph its gradient is None."
     )
     version = "1"
     healthy = "all-optimized"

@@ -26,4 +26,5 @@ class ValBelowTrainSignature(Signature):
     train_eval_spread: float | None = None  # ... and of the re-scored training loss
     learned_share: float | None = None  # 0: no better than guessing, 1: as good as the teacher
     noise_floor: float | None = None  # the teacher's own expected loss on the validation set
+    train_noise_floor: float | None = None  # ... and on the training set
     chance_loss: float | None = None  # ln(classes): guessing uniformly

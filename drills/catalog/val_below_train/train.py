@@ -22,8 +22,10 @@ from drills.kit.synthetic_classification import (
     LabelledSet,
     TeacherTask,
     build_mlp,
+    concat_sets,
     decoded_examples,
     draw_set,
+    first_examples,
     make_teacher,
     mean_loss,
     noise_floor,
@@ -37,11 +39,14 @@ class ValBelowTrainConfig:
     dropout: float = 0.5
     augment_noise: float = 0.0  # std of the Gaussian noise added to the inputs in train mode
     eval_mode: str = "eval"  # the mode validation runs in; "train" is the bug
+    data: str = "fresh"  # "easy-val": validation only where the teacher is sure; "small-train"
     task: TeacherTask = field(default_factory=lambda: TeacherTask(features=8, sharpness=6.0))
     # Plenty of data for a small model, so the model generalises and any train/val difference
     # comes from how the losses are measured, not from overfitting.
-    train_examples: int = 8192
+    train_examples: int = 8192  # also the examples seen per epoch, whatever the set's size
     val_examples: int = 2048
+    small_train_examples: int = 128  # "small-train": few enough to memorise their labels
+    easy_val_confidence: float = 0.9  # "easy-val": the teacher's top probability at least this
     hidden: int = 16
     batch_size: int = 512
     epochs: int = 20
@@ -52,7 +57,10 @@ class ValBelowTrainConfig:
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train with dropout/augmentation as chosen; see ValBelowTrain."""
     config = ValBelowTrainConfig(
-        dropout=knobs["dropout"], augment_noise=knobs["augment_noise"], eval_mode=knobs["eval_mode"]
+        dropout=knobs["dropout"],
+        augment_noise=knobs["augment_noise"],
+        eval_mode=knobs["eval_mode"],
+        data=knobs["data"],
     )
     # The run's generators: every knob setting sees the same sets and the same batch order
     # (dropout and noise draw from torch's global RNG).
@@ -60,6 +68,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     teacher = make_teacher(config.task, run.data_rng)
     val_set = draw_set(config.task, teacher, config.val_examples, run.data_rng)
     train_set = draw_set(config.task, teacher, config.train_examples, run.data_rng)
+    if config.data == "easy-val":
+        val_set = draw_confident_set(config, teacher, run.data_rng)
+    elif config.data == "small-train":
+        train_set = first_examples(train_set, config.small_train_examples)
 
     model = build_mlp(
         config.task, config.hidden, dropout=config.dropout, input_noise=config.augment_noise
@@ -74,7 +86,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     for epoch in range(1, config.epochs + 1):
         model.train()  # dropout and input noise on
         batch_losses = []
-        order = torch.randperm(config.train_examples, generator=run.order_rng)
+        order = epoch_order(len(train_set), config.train_examples, run.order_rng)
         for start in range(0, config.train_examples, config.batch_size):
             indices = order[start : start + config.batch_size]
             for group in optimizer.param_groups:
@@ -110,10 +122,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     online_loss = statistics.fmean(online_tail)
     train_eval_loss = statistics.fmean(train_eval_tail)
     val_loss = statistics.fmean(val_tail)
-    floor, chance = noise_floor(val_set), math.log(config.task.classes)
+    train_floor, chance = noise_floor(train_set), math.log(config.task.classes)
     signature = ValBelowTrainSignature(
         epochs=config.epochs,
-        train_examples=config.train_examples,
+        train_examples=len(train_set),
         val_examples=config.val_examples,
         online_train_loss=online_loss,
         train_eval_loss=train_eval_loss,
@@ -124,18 +136,45 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         val_spread=spread(val_tail),
         train_eval_spread=spread(train_eval_tail),
         # 0 = no better than guessing, 1 = as good as the teacher itself.
-        learned_share=(chance - train_eval_loss) / (chance - floor),
-        noise_floor=floor,
+        learned_share=(chance - train_eval_loss) / (chance - train_floor),
+        noise_floor=noise_floor(val_set),
+        train_noise_floor=train_floor,
         chance_loss=chance,
     )
     return run.outcome(
         signature,
-        inputs=describe_inputs(train_set, val_set),
+        inputs=describe_inputs(train_set, val_set, config.data),
         tables=[
             how_each_loss_is_measured(config),
             last_epochs_table(online_tail, train_eval_tail, val_tail, config.epochs),
         ],
     )
+
+
+def draw_confident_set(
+    config: ValBelowTrainConfig, teacher: torch.Tensor, generator: torch.Generator
+) -> LabelledSet:
+    """A validation set drawn only where the teacher is sure of its answer: easier examples
+    than the training set's (labels still drawn from the teacher, so its floor is lower)."""
+    kept: list[LabelledSet] = []
+    count = 0
+    while count < config.val_examples:
+        pool = draw_set(config.task, teacher, 4 * config.val_examples, generator)
+        sure = pool.teacher_probs.max(dim=1).values >= config.easy_val_confidence
+        kept.append(LabelledSet(pool.features[sure], pool.labels[sure], pool.teacher_probs[sure]))
+        count += int(sure.sum())
+    merged = kept[0]
+    for part in kept[1:]:
+        merged = concat_sets(merged, part)
+    return first_examples(merged, config.val_examples)
+
+
+def epoch_order(size: int, per_epoch: int, generator: torch.Generator) -> torch.Tensor:
+    """The indices one epoch visits: `per_epoch` of them, a fresh shuffle of the set each time
+    it is used up (a set smaller than `per_epoch` is seen several times an epoch, so every
+    data setting trains for the same number of steps)."""
+    shuffles = [torch.randperm(size, generator=generator) for _ in range(-(-per_epoch // size))]
+    return torch.cat(shuffles)[:per_epoch]
 
 
 def cosine_lr(peak: float, step: int, total_steps: int) -> float:
@@ -210,7 +249,14 @@ def last_epochs_table(
     )
 
 
-def describe_inputs(train_set: LabelledSet, val_set: LabelledSet) -> dict[str, Any]:
+DATA_NOTES = {
+    "fresh": "training and validation sets are independent draws from the same teacher",
+    "easy-val": "validation keeps only inputs the teacher is sure about: easier than training",
+    "small-train": "a small training set, seen many times per epoch; validation is fresh",
+}
+
+
+def describe_inputs(train_set: LabelledSet, val_set: LabelledSet, data: str) -> dict[str, Any]:
     return {
         "shapes": {
             "train_features": list(train_set.features.shape),
@@ -218,5 +264,5 @@ def describe_inputs(train_set: LabelledSet, val_set: LabelledSet) -> dict[str, A
         },
         "sha256": sets_digest(train_set, val_set),
         "examples": decoded_examples(train_set),
-        "note": "training and validation sets are independent draws from the same teacher",
+        "note": DATA_NOTES[data],
     }
