@@ -22,16 +22,24 @@ def observation_rows(
     to some hypotheses is shown only if one of them is in `hypotheses` (the run's verdict, the
     learner's prediction)."""
     relevant = {key for key in hypotheses if key}
-    rows = []
+    rows: dict[str, dict[str, Any]] = {}
     for item in drill["observations"]:
         if item["key"] not in signature:
             continue
         applies = not item.get("reference_for") or relevant & set(item["reference_for"])
         reference = signature.get(item["reference"]) if item["reference"] and applies else None
-        rows.append(
-            {"label": item["label"], "value": signature.get(item["key"]), "reference": reference}
-        )
-    return rows
+        if item["key"] in rows:
+            # A number observed once, with another reference for other hypotheses (the two-step
+            # floor of a double shift): it replaces the first one where it applies.
+            if reference is not None:
+                rows[item["key"]]["reference"] = reference
+            continue
+        rows[item["key"]] = {
+            "label": item["label"],
+            "value": signature.get(item["key"]),
+            "reference": reference,
+        }
+    return list(rows.values())
 
 
 def reference_lines(drill: dict[str, Any], signature: dict[str, Any]) -> dict[str, list[Any]]:

@@ -63,3 +63,15 @@ def test_a_reference_that_belongs_to_a_hypothesis_shows_only_beside_it() -> None
     # The learner predicted shuffled labels: the floor they expected is shown to compare.
     predicted = observation_rows(OBSERVATIONS, NUMBERS, hypotheses=("fits", "labels-detached"))
     assert [row["reference"] for row in predicted] == [1.386, 1.386]
+
+
+def test_a_number_with_two_floors_is_shown_beside_the_one_that_fits_the_run() -> None:
+    from drills.core.catalogue import describe
+    from drills.core.registry import get_drill
+
+    drill = describe(get_drill("double-shift-labels"))
+    numbers = {"final_loss": 1.33, "next_token_entropy": 0.693, "two_step_entropy": 1.386}
+    twice = observation_rows(drill, numbers, hypotheses=("two-step", "shifted-once"))
+    once = observation_rows(drill, numbers, hypotheses=("shifted-once", "shifted-once"))
+    assert [row["reference"] for row in twice if row["value"] == 1.33] == [1.386]
+    assert [row["reference"] for row in once if row["value"] == 1.33] == [0.693]
