@@ -40,10 +40,64 @@
     };
   }
 
+  // -- Heat maps: one row per series (a layer), steps across, colour = log10 of the value ----
+  // A value of exactly 0 (no gradient, no update) has no logarithm: it is left empty and shows
+  // the grey background, which is the point of the chart (a line chart would draw nothing).
+  function heatmapTrace(spec, names, series) {
+    const steps = [...new Set(names.flatMap((n) => (series[n] || []).map((p) => p[0])))].sort(
+      (a, b) => a - b,
+    );
+    const column = new Map(steps.map((s, i) => [s, i]));
+    const z = names.map((n) => {
+      const row = steps.map(() => null);
+      (series[n] || []).forEach(([step, value]) => {
+        const usable = value !== null && (!spec.log_y || value > 0);
+        row[column.get(step)] = usable ? (spec.log_y ? Math.log10(value) : value) : null;
+      });
+      return row;
+    });
+    return {
+      type: "heatmap", x: steps, y: names.map((n) => legendName(spec, n)), z: z,
+      colorscale: "Viridis", hoverongaps: false,
+      colorbar: { title: { text: spec.log_y ? "log10 " + spec.y_label : spec.y_label } },
+    };
+  }
+
+  function drawHeatmap(figure, spec, series) {
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    figure.appendChild(plot);
+    figure.heat = { series: series };
+    const names = Object.keys(series).filter((n) => spec.metrics.some((p) => matches(p, n)));
+    const layout = {
+      margin: { l: 110, r: 16, t: 8, b: 40 }, height: 240, plot_bgcolor: "#d1d5db",
+      xaxis: { title: { text: "step" } }, yaxis: { automargin: true },
+    };
+    Plotly.newPlot(plot, [heatmapTrace(spec, names, series)], layout, {
+      displayModeBar: false, responsive: true,
+    });
+    figure.dataset.drawn = "1";
+  }
+
+  function extendHeatmap(figure, spec, points) {
+    const series = figure.heat.series;
+    let added = 0;
+    points.forEach(([metric, step, value]) => {
+      if (!spec.metrics.some((p) => matches(p, metric))) return;
+      (series[metric] = series[metric] || []).push([step, value]);
+      added += 1;
+    });
+    if (added === 0) return;
+    const names = Object.keys(series).filter((n) => spec.metrics.some((p) => matches(p, n)));
+    const plot = figure.querySelector(".plot");
+    Plotly.react(plot, [heatmapTrace(spec, names, series)], plot.layout);
+  }
+
   function drawChart(figure) {
     if (figure.dataset.drawn) return;
     const spec = JSON.parse(figure.dataset.chart);
     const series = JSON.parse(figure.dataset.series || "{}");
+    if (spec.kind === "heatmap") return drawHeatmap(figure, spec, series);
     const available = Object.keys(series);
     // Exact metrics always get a trace (so a live chart can grow); prefixes only once seen.
     const names = [];
@@ -89,6 +143,10 @@
   function extendCharts(container, points) {
     container.querySelectorAll("figure.chart").forEach((figure) => {
       const spec = JSON.parse(figure.dataset.chart);
+      if (spec.kind === "heatmap") {
+        if (figure.heat) extendHeatmap(figure, spec, points);
+        return;
+      }
       const plot = figure.querySelector(".plot");
       if (!plot || !figure.traceNames) return;
       const names = figure.traceNames;

@@ -10,6 +10,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from app.portfolio.heatmap import heatmap_svg
+
 WIDTH, HEIGHT = 560, 240
 LEFT, RIGHT, TOP, BOTTOM = 64, 12, 12, 40
 LEGEND_ROW = 16
@@ -79,6 +81,9 @@ def chart_svg(
     """`references`: constant lines [{"label", "value"}] drawn dotted across the plot."""
     log_y = bool(chart.get("log_y"))
     names = chart_metrics(chart, series)
+    if chart.get("kind") == "heatmap":
+        rows = [name for name in names if name in series]
+        return heatmap_svg(chart, series, rows, [legend_name(chart, name) for name in rows])
     lines = {name: _plottable(series.get(name, []), log_y) for name in names}
     drawn = [p for points in lines.values() for p in points if p is not None]
     levels = [

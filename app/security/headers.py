@@ -11,6 +11,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 EMPTY_STYLE = "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"  # sha256 of ""
+PLOTLY_PIXELATED_IMAGE = "'sha256-AR/cKIZjWPcPmBUPDA6oti9XBiTbJvz0Cro2J1VzzS8='"
 PLOTLY_MAPLIBRE_STYLE = "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o='"
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -21,6 +22,10 @@ CONTENT_SECURITY_POLICY = "; ".join(
         # are allowed by their hashes only (the second is pinned to plotly 7.1.0's bundle; the
         # browser test tests/browser/test_content_security_policy.py fails if it changes).
         f"style-src 'self' {EMPTY_STYLE} {PLOTLY_MAPLIBRE_STYLE}",
+        # plotly's heat maps set two style attributes: an empty one, and "image-rendering:
+        # pixelated" (its several spellings) on the heat map's image. Exactly these two are
+        # allowed, by hash; any other style attribute stays blocked.
+        f"style-src-attr 'unsafe-hashes' {EMPTY_STYLE} {PLOTLY_PIXELATED_IMAGE}",
         # data: for the empty favicon (<link rel="icon" href="data:,">).
         "img-src 'self' data:",
         "connect-src 'self'",

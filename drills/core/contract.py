@@ -54,6 +54,9 @@ class Chart:
     y_label: str
     log_y: bool = False
     references: tuple[Reference, ...] = ()
+    # "lines": one trace per metric. "heatmap": one row per matched series (a layer), steps
+    # across, the value as colour (log10 when log_y): for many series that share a scale.
+    kind: Literal["lines", "heatmap"] = "lines"
 
 
 @dataclass(frozen=True)

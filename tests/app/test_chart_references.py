@@ -75,3 +75,20 @@ def test_a_number_with_two_floors_is_shown_beside_the_one_that_fits_the_run() ->
     once = observation_rows(drill, numbers, hypotheses=("shifted-once", "shifted-once"))
     assert [row["reference"] for row in twice if row["value"] == 1.33] == [1.386]
     assert [row["reference"] for row in once if row["value"] == 1.33] == [0.693]
+
+
+def test_a_heatmap_chart_exports_one_row_per_layer_and_leaves_exact_zeros_grey() -> None:
+    chart = {
+        "key": "grad", "title": "Gradient per layer", "metrics": ["grad@*"], "y_label": "L2 norm",
+        "log_y": True, "references": [], "kind": "heatmap",
+    }  # fmt: skip
+    series = {
+        "grad@hidden1": [[0, 0.0], [1, 0.0]],  # a dead layer: exactly zero
+        "grad@<out>": [[0, 1e-3], [1, 1e-1]],
+        "loss": [[0, 1.0], [1, 0.5]],
+    }
+    svg = str(chart_svg(chart, series))
+    assert "hidden1" in svg and "&lt;out&gt;" in svg and "<out>" not in svg
+    assert "loss" not in svg.split("</title>", 1)[1]  # only the chart's own series are rows
+    # Two coloured cells (the non-zero layer); the dead layer's cells stay the grey background.
+    assert svg.count('height="17"') == 2

@@ -74,6 +74,14 @@ def test_every_page_type_runs_under_the_policy(page: Page, live_server: str) -> 
     visit(attempt)
     expect(page.locator("#verdict")).to_be_visible()
     expect_chart_drawn(page, "#chart-loss")
+    # A drill whose charts include heat maps (per-layer gradients) and a reference line.
+    visit("/drills/init-check")
+    page.locator("input[name=hypothesis]").first.check()
+    page.fill("#prediction", "One layer never fires.")
+    page.select_option("#knob-init", "dead-relu")
+    page.locator("#run-button").click()
+    expect(page.locator("#verdict")).to_be_visible(timeout=60_000)
+    expect(page.locator("#chart-grad .js-plotly-plot .heatmaplayer").first).to_be_attached()
     visit("/progress")
     visit("/portfolio/verify")
 

@@ -28,7 +28,7 @@ def test_charts_and_hypotheses() -> None:
     charts = {chart["key"]: chart for chart in description["charts"]}
     assert charts["grad_norm"] == {
         "key": "grad_norm", "title": "Gradient norm", "metrics": ["grad_norm"],
-        "y_label": "L2 norm", "log_y": True, "references": [],
+        "y_label": "L2 norm", "log_y": True, "references": [], "kind": "lines",
     }  # fmt: skip
     assert {"key", "text"} == set(description["hypotheses"][0])
 

@@ -112,17 +112,19 @@ class InitCheck(Drill):
         ),
         Chart(
             "grad",
-            "Gradient norm per layer (a layer with exactly 0 draws no line)",
+            "Gradient norm per layer over time (grey: exactly 0)",
             ("grad@*",),
             "L2 norm",
             log_y=True,
+            kind="heatmap",
         ),
         Chart(
             "update_ratio",
-            "Update / weight per layer, each step",
+            "Update / weight per layer over time (grey: exactly 0)",
             ("update_ratio@*",),
             "||step|| / ||weights||",
             log_y=True,
+            kind="heatmap",
         ),
     )
     observations = (

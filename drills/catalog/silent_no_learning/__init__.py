@@ -91,17 +91,19 @@ class SilentNoLearning(Drill):
         Chart("grad_norm", "Total gradient norm", ("grad_norm",), "L2 norm", log_y=True),
         Chart(
             "grad",
-            "Gradient norm per layer (a layer without a gradient draws no line)",
+            "Gradient norm per layer over time (grey: no gradient)",
             ("grad@*",),
             "L2 norm",
             log_y=True,
+            kind="heatmap",
         ),
         Chart(
             "update_ratio",
-            "Update / weight per layer, each step (no update draws no line)",
+            "Update / weight per layer over time (grey: no update)",
             ("update_ratio@*",),
             "||step|| / ||weights||",
             log_y=True,
+            kind="heatmap",
         ),
     )
     observations = (
