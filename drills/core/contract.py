@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -132,9 +133,15 @@ class Drill(ABC):
     # evidence); None when the drill has no single healthy outcome.
     healthy: str | None = None
 
-    @abstractmethod
     def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        """Train with resolved knobs; global torch seeding is already done by the runner."""
+        """Train with resolved knobs; global torch seeding is already done by the runner.
+
+        A drill's training code is `train(knobs, seed, report)` in the `train` module beside its
+        description, imported only here: describing a drill (the web process, `drills list`)
+        never pays for importing torch, only a worker that trains does."""
+        training = importlib.import_module(f"{type(self).__module__}.train")
+        outcome: DrillOutcome = training.train(knobs, seed, report)
+        return outcome
 
     @abstractmethod
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.break_the_graph.signature import BreakSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 CUTS = ("none", "detach-hidden", "loss-from-item", "numpy-roundtrip", "no-grad-forward")
 
@@ -97,12 +97,6 @@ class BreakTheGraph(Drill):
         Observation("output_has_grad_fn", "The logits have a grad_fn"),
         Observation("loss_has_grad_fn", "The loss has a grad_fn"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never imports torch.
-        from drills.catalog.break_the_graph.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         if signature.get("loss_has_grad_fn") is False:

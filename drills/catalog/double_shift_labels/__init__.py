@@ -14,12 +14,10 @@ from drills.catalog.double_shift_labels.signature import DoubleShiftSignature
 from drills.core.contract import (
     Chart,
     Drill,
-    DrillOutcome,
     Hypothesis,
     Knob,
     Observation,
     Reference,
-    Reporter,
 )
 
 # The values of the `labels` knob; drills/kit/causal_lm.py LABEL_MODES builds the labels for each.
@@ -190,12 +188,6 @@ class DoubleShiftLabels(Drill):
             "mid-response move when every later token is changed (0 for a causal model)",
         ),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never pays for importing torch.
-        from drills.catalog.double_shift_labels.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         if signature.get("targets_counted") == 0:

@@ -20,12 +20,10 @@ from drills.catalog.gradient_check.variants import (
 from drills.core.contract import (
     Chart,
     Drill,
-    DrillOutcome,
     Hypothesis,
     Knob,
     Observation,
     Reference,
-    Reporter,
 )
 
 
@@ -141,12 +139,6 @@ class GradientCheck(Drill):
         Observation("padded_rows_disagreeing", "Disagreeing rows that are padded", "padded_rows"),
         Observation("full_rows_max_diff", "Largest difference on rows without padding"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never pays for importing torch.
-        from drills.catalog.gradient_check.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         grad_error = signature.get("max_grad_error")

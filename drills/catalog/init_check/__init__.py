@@ -17,12 +17,10 @@ from drills.catalog.init_check.signature import InitSignature
 from drills.core.contract import (
     Chart,
     Drill,
-    DrillOutcome,
     Hypothesis,
     Knob,
     Observation,
     Reference,
-    Reporter,
 )
 
 INITS = ("default", "too-large", "too-small", "dead-relu")
@@ -140,12 +138,6 @@ class InitCheck(Drill):
         Observation("final_loss", "Final loss (mean of the last 10% of steps)", "chance_loss"),
         Observation("nonfinite_step", "First step whose loss or gradient was not finite"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never imports torch.
-        from drills.catalog.init_check.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         dead = signature.get("initial_dead_share")

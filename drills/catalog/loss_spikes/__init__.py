@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.loss_spikes.signature import SpikesSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 # Thresholds diagnose() reads the numbers with (the spike finder's own live in SpikesConfig,
 # setup.py: a step counts as a spike when its loss is 3x the median of the 5 steps before it).
@@ -164,12 +164,6 @@ class LossSpikes(Drill):
         Observation("max_loss", "Highest training loss of the run", "initial_loss"),
         Observation("nonfinite_step", "First step with a non-finite loss, gradient or weights"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never imports torch.
-        from drills.catalog.loss_spikes.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         if signature.get("nonfinite_step") is not None:

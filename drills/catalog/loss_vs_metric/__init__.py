@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.loss_vs_metric.signature import LossVsMetricSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 TASKS = ("imbalanced", "exact-match", "exact-match-clean")
 
@@ -162,12 +162,6 @@ class LossVsMetric(Drill):
         Observation("exact_match", "Sequences entirely right", "expected_exact_match"),
         Observation("best_exact_match", "Exact match of the best possible model"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never pays for importing torch.
-        from drills.catalog.loss_vs_metric.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         progress = loss_progress(signature)

@@ -12,7 +12,7 @@ from typing import Any
 
 from drills.catalog.lr_sweep.signature import LrSweepSignature
 from drills.catalog.lr_sweep.verdicts import FALLS, UNSTABLE, verdicts
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 from drills.core.knobs import MAX_LIST_VALUES
 
 OPTIMIZERS = ("sgd", "adam")
@@ -111,12 +111,6 @@ class LrSweep(Drill):
         ),
         Observation("sharpness", "Largest curvature of the loss at the start (Hessian eigenvalue)"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never imports torch.
-        from drills.catalog.lr_sweep.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         found = verdicts(signature)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.nan_hunt.signature import NanHuntSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 CAUSES = (
     "none",
@@ -129,12 +129,6 @@ class NanHunt(Drill):
         Observation("initial_loss", "Loss at the first step"),
         Observation("final_loss", "Final loss (mean of the last 10% of steps)"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never imports torch.
-        from drills.catalog.nan_hunt.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         stage = signature.get("first_nonfinite_stage")

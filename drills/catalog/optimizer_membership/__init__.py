@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.optimizer_membership.signature import MembershipSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 EXCLUSIONS = ("none", "head", "backbone", "head-replaced-after")
 
@@ -92,12 +92,6 @@ class OptimizerMembership(Drill):
         Observation("backbone_update_norm", "How far the backbone moved in total"),
         Observation("head_update_norm", "How far the head moved in total"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never imports torch.
-        from drills.catalog.optimizer_membership.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         if signature.get("stale_optimizer_tensors"):

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.overfit_one_batch.signature import OverfitSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 BUGS = ("none", "shuffled-labels", "broadcast-target", "all-padding", "randomness-on")
 
@@ -124,13 +124,6 @@ class OverfitOneBatch(Drill):
         Observation("supervised_targets", "Targets that count in the loss"),
         Observation("nonfinite_step", "First step whose loss was not finite"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill (the web process, `drills list`) never
-        # pays for importing torch; only a worker that trains does.
-        from drills.catalog.overfit_one_batch.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         if signature.get("supervised_targets") == 0:

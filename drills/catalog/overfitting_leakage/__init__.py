@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.overfitting_leakage.signature import OverfittingSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 # Thresholds diagnose() reads the numbers with.
 # Training loss above 85% of chance: the model did not even fit its data. Crushing weight decay
@@ -145,12 +145,6 @@ class OverfittingLeakage(Drill):
         Observation("noise_floor", "The true rule's own expected loss: the best possible"),
         Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never pays for importing torch.
-        from drills.catalog.overfitting_leakage.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         train = signature.get("final_train_loss")

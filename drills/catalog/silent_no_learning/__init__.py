@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.silent_no_learning.signature import SilentSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 BUGS = ("none", "requires-grad-off", "no-step", "no-zero-grad", "argmax-before-loss")
 
@@ -118,12 +118,6 @@ class SilentNoLearning(Drill):
         Observation("final_loss", "Final loss (mean of the last 10% of steps)", "initial_loss"),
         Observation("nonfinite_step", "First step whose loss or gradient was not finite"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never imports torch.
-        from drills.catalog.silent_no_learning.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         # In the order a step's chain runs: graph, requires_grad, gradients, step.

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.val_below_train.signature import ValBelowTrainSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 EVAL_MODES = ("eval", "train")
 DATA_SPLITS = ("fresh", "easy-val", "small-train")
@@ -178,12 +178,6 @@ class ValBelowTrain(Drill):
         Observation("train_noise_floor", "... and on the training set"),
         Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
     )
-
-    def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
-        # Imported here so that describing the drill never pays for importing torch.
-        from drills.catalog.val_below_train.train import train
-
-        return train(knobs, seed, report)
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         online = signature.get("online_train_loss")
