@@ -14,7 +14,7 @@ from torch import nn
 from drills.catalog.loss_spikes.setup import Dataset, SpikesConfig
 from drills.catalog.loss_spikes.signature import SpikesSignature
 from drills.catalog.loss_spikes.spikes import commonest_position, spike_height
-from drills.catalog.loss_spikes.step import StepResult, clean_loss, lr_at, train_step
+from drills.catalog.loss_spikes.step import StepResult, clean_loss, train_step
 from drills.kit.checkpoint import Checkpoint, restore, take_checkpoint
 from drills.kit.tables import table
 
@@ -97,14 +97,12 @@ def replay_worst_spike(
     restore(model, optimizer, epoch_start)
     for step in range(epoch_start.step, target):
         p = step % config.batches
-        train_step(
-            model, optimizer, data.inputs[p], data.labels[p], lr_at(step, config), config.clip
-        )
+        train_step(model, optimizer, data.inputs[p], data.labels[p], config.lr, config.clip)
     just_before = take_checkpoint(model, optimizer, target)
 
     replay = Replay(target, position, normal_position, recorded_loss=losses[target])
     before = clean_loss(model, data)
-    lr = lr_at(target, config)
+    lr = config.lr
     suspect = train_step(
         model, optimizer, data.inputs[position], data.labels[position], lr, config.clip
     )

@@ -15,9 +15,9 @@ from torch import nn
 class SpikesConfig:
     bad_batch: bool = True  # one batch of the fixed order has every label wrong
     clip: float = 0.0  # max gradient norm; 0 = no clipping
-    warmup: int = 0  # steps of linear learning-rate warmup; 0 = none
     lr: float = 0.5  # plain gradient descent, no momentum
     classes: int = 4
+    spread: float = 4.0  # distance of each class centre from the origin (noise has std 1)
     features: int = 16
     hidden: int = 64
     batch_size: int = 16
@@ -47,7 +47,13 @@ def make_dataset(config: SpikesConfig, generator: torch.Generator) -> Dataset:
     """Points around one random centre per class, split into batches; drawn from the run's data
     generator, so the corrupt batch is the only difference between bad_batch on and off."""
     count = config.batches * config.batch_size
-    centres = torch.randn(config.classes, config.features, generator=generator)
+    # Class centres in random but orthogonal directions, all `spread` from the origin: every pair
+    # sits equally far apart, so seeds differ in the draw, not in how hard the problem is (with
+    # fully random centres one seed put two classes twice as close as another).
+    directions, _ = torch.linalg.qr(
+        torch.randn(config.features, config.classes, generator=generator)
+    )
+    centres = config.spread * directions.T
     labels = (torch.arange(count) % config.classes)[torch.randperm(count, generator=generator)]
     inputs = centres[labels] + torch.randn(count, config.features, generator=generator)
     true_labels = labels.view(config.batches, config.batch_size)

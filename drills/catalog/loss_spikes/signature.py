@@ -28,6 +28,10 @@ class SpikesSignature(Signature):
     normal_step_change: float | None = None  # the same for the other steps after epoch 1
     spike_grad_norm: float | None = None  # median gradient norm (before clipping) at the spikes
     normal_grad_norm: float | None = None  # the same for the other steps after epoch 1
+    # The update a step made over the one its raw gradient asked for (lr x gradient norm):
+    # 1 without clipping, clip / gradient norm when the clip cut the step down. Medians.
+    spike_update_share: float | None = None
+    normal_update_share: float | None = None  # the other steps after epoch 1
     # The replay of the suspect step from a checkpoint, with its batch and with a normal one.
     replay_step: int | None = None
     replay_position: int | None = None

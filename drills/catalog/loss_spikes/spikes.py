@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from drills.catalog.loss_spikes.setup import SpikesConfig
 from drills.catalog.loss_spikes.signature import SpikesSignature
-from drills.catalog.loss_spikes.step import lr_at
+from drills.catalog.loss_spikes.step import update_share
 from drills.kit.curves import tail_mean
 from drills.kit.tables import table
 
@@ -46,6 +46,7 @@ def summarise(
     config: SpikesConfig,
     losses: Sequence[float],
     grad_norms: Sequence[float],
+    update_norms: Sequence[float],
     clean: Sequence[float],
     spikes: Sequence[int],
 ) -> SpikesSignature:
@@ -64,6 +65,7 @@ def summarise(
     )
     # The change of the clean loss that each step caused: negative when the step helped.
     change = [clean[step + 1] - clean[step] for step in range(len(losses))]
+    shares = [update_share(update_norms[s], grad_norms[s], config.lr) for s in range(len(losses))]
     position = commonest_position(spikes, config)
     if position is not None:
         at_position = [step for step in spikes if step % config.batches == position]
@@ -74,18 +76,26 @@ def summarise(
         )
         signature.spike_setback = statistics.mean(change[s] for s in at_position)
         signature.spike_grad_norm = statistics.median(grad_norms[s] for s in at_position)
+        signature.spike_update_share = median_or_none(shares[s] for s in at_position)
     # After the first epoch, so that the big early improvements do not hide in the reference.
     normal = [step for step in range(config.batches, len(losses)) if step not in spikes]
     if normal:
         signature.normal_step_change = statistics.mean(change[step] for step in normal)
         signature.normal_grad_norm = statistics.median(grad_norms[step] for step in normal)
+        signature.normal_update_share = median_or_none(shares[step] for step in normal)
     return signature
+
+
+def median_or_none(values: Iterable[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return statistics.median(known) if known else None
 
 
 def spikes_table(
     config: SpikesConfig,
     losses: Sequence[float],
     grad_norms: Sequence[float],
+    update_norms: Sequence[float],
     clean: Sequence[float],
     spikes: Sequence[int],
 ) -> dict[str, Any]:
@@ -101,6 +111,7 @@ def spikes_table(
                 statistics.median(window),
                 spike_height(losses, step, config),
                 grad_norms[step],
+                update_share(update_norms[step], grad_norms[step], config.lr),
                 clean[step + 1] - clean[step],
             ]
         )
@@ -115,10 +126,13 @@ def spikes_table(
             f"median of the {config.window} steps before",
             "height (x)",
             "gradient norm",
+            "update made / update asked",
             "change of the clean loss",
         ),
         rows,
         note=(
+            "The update asked is the learning rate times the gradient norm; clipping makes the "
+            "update made smaller. "
             f"A step spikes when its loss is over {config.spike_ratio:g}x the median of the "
             f"{config.window} steps before it (and at least {config.spike_rise:g} higher). "
             f"{config.batches} batches per epoch, always in the same order."
@@ -129,7 +143,7 @@ def spikes_table(
 def position_table(
     config: SpikesConfig, losses: Sequence[float], clean: Sequence[float], spikes: Sequence[int]
 ) -> dict[str, Any]:
-    """Epoch by epoch, the step at the place where spikes recur: shows what warmup changes."""
+    """Epoch by epoch, the step at the place where spikes recur: when the batch began to show."""
     position = commonest_position(spikes, config)
     rows = []
     if position is not None:
@@ -138,7 +152,6 @@ def position_table(
                 [
                     step // config.batches + 1,
                     step,
-                    lr_at(step, config),
                     losses[step],
                     step in spikes,
                     clean[step + 1] - clean[step],
@@ -147,7 +160,7 @@ def position_table(
     return table(
         "by_epoch",
         "The place where spikes recur, epoch by epoch",
-        ("epoch", "step", "learning rate", "loss", "spiked", "change of the clean loss"),
+        ("epoch", "step", "loss", "spiked", "change of the clean loss"),
         rows,
         note="Empty when nothing spiked. The clean loss is measured on the correct labels of "
         "all the data, before and after the step.",

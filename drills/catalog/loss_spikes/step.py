@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from drills.catalog.loss_spikes.setup import Dataset, SpikesConfig
+from drills.catalog.loss_spikes.setup import Dataset
 from drills.kit.audit import total_grad_norm
 
 
@@ -20,12 +20,16 @@ class StepResult:
     loss: float
     grad_norm: float  # before clipping; NaN when the loss was not finite (no backward ran)
     stepped: bool  # False: the loss or the gradient was not finite and no step was taken
+    update_norm: float = math.nan  # how far the step moved the weights (L2 over all of them)
 
 
-def lr_at(step: int, config: SpikesConfig) -> float:
-    if config.warmup > 0:
-        return config.lr * min(1.0, (step + 1) / config.warmup)
-    return config.lr
+def update_share(update_norm: float, grad_norm: float, lr: float) -> float | None:
+    """The update a step made over the one its raw gradient asked for (lr x gradient norm, in
+    plain gradient descent): exactly 1 unless clipping scaled the gradient down."""
+    asked = lr * grad_norm
+    if not asked > 0 or not math.isfinite(update_norm):
+        return None  # a rate or gradient of 0 asked for nothing
+    return update_norm / asked
 
 
 def train_step(
@@ -52,8 +56,14 @@ def train_step(
         return StepResult(loss.item(), grad_norm, stepped=False)  # it would poison every weight
     if clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    # Measured, not worked out from the clip: the weights before and after the step.
+    before = [p.detach().clone() for p in model.parameters()]
     optimizer.step()
-    return StepResult(loss.item(), grad_norm, stepped=True)
+    with torch.no_grad():
+        moved = sum(
+            float((p - b).pow(2).sum()) for p, b in zip(model.parameters(), before, strict=True)
+        )
+    return StepResult(loss.item(), grad_norm, stepped=True, update_norm=math.sqrt(moved))
 
 
 def clean_loss(model: nn.Module, data: Dataset) -> float:

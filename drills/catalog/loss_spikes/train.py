@@ -14,7 +14,7 @@ import torch
 from drills.catalog.loss_spikes.replay import replay_worst_spike
 from drills.catalog.loss_spikes.setup import MLP, SpikesConfig, describe_inputs, make_dataset
 from drills.catalog.loss_spikes.spikes import find_spikes, position_table, spikes_table, summarise
-from drills.catalog.loss_spikes.step import clean_loss, lr_at, train_step
+from drills.catalog.loss_spikes.step import clean_loss, train_step
 from drills.core.contract import DrillOutcome, Reporter
 from drills.kit.checkpoint import Checkpoint, take_checkpoint
 from drills.kit.run import Run
@@ -25,7 +25,6 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     config = SpikesConfig(
         bad_batch=knobs["bad_batch"] == "on",
         clip=knobs["clip"],
-        warmup=knobs["warmup"],
         lr=knobs["lr"],
     )
     run = Run(seed, report)
@@ -40,24 +39,25 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         position = step % config.batches
         if position == 0:
             checkpoints.append(take_checkpoint(model, optimizer, step))
-        lr = lr_at(step, config)
         inputs, labels = data.inputs[position], data.labels[position]
-        result = train_step(model, optimizer, inputs, labels, lr, config.clip, run.after_backward)
+        result = train_step(
+            model, optimizer, inputs, labels, config.lr, config.clip, run.after_backward
+        )
         if run.stop_if_nonfinite(step, result.loss, result.grad_norm):
             break  # no step was taken: stop rather than plot NaN
         after = clean_loss(model, data)
-        if run.stop_if_nonfinite(step, after):
+        if run.stop_if_nonfinite(step, after, result.update_norm):
             break  # the step overflowed the weights
         run.log("loss", step, result.loss)
         run.log("clean_loss", step, after)
         run.log("grad_norm", step, result.grad_norm)
-        run.log("lr", step, lr)
+        run.log("update_norm", step, result.update_norm)
     rows = run.parameter_rows()  # before the replays move the weights
 
     losses, grad_norms = run.values("loss"), run.values("grad_norm")
     clean = [initial_clean, *run.values("clean_loss")]  # clean[t]: the clean loss before step t
     spikes = find_spikes(losses, config)
-    signature = summarise(config, losses, grad_norms, clean, spikes)
+    signature = summarise(config, losses, grad_norms, run.values("update_norm"), clean, spikes)
     signature.nonfinite_step = run.nonfinite_step
     replay = replay_worst_spike(model, optimizer, data, config, checkpoints, losses, spikes)
     replay.add_to(signature)
@@ -66,7 +66,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         inputs=describe_inputs(data, config, replay.position),
         parameters=rows,
         tables=[
-            spikes_table(config, losses, grad_norms, clean, spikes),
+            spikes_table(config, losses, grad_norms, run.values("update_norm"), clean, spikes),
             position_table(config, losses, clean, spikes),
             replay.table(),
         ],
