@@ -11,7 +11,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.nan_hunt.signature import NanHuntSignature
-from drills.core.contract import Chart, Drill, DrillOutcome, Hypothesis, Knob, Observation, Reporter
+from drills.core.contract import (
+    Chart,
+    Drill,
+    DrillOutcome,
+    Hypothesis,
+    Knob,
+    NumericPrediction,
+    Observation,
+    Reporter,
+)
 
 CAUSES = (
     "none",
@@ -128,6 +137,21 @@ class NanHunt(Drill):
         ),
         Observation("initial_loss", "Loss at the first step"),
         Observation("final_loss", "Final loss (mean of the last 10% of steps)"),
+    )
+
+    # The step is exact or wrong: over seeds 0-4 every batch-borne cause breaks at step 40 and
+    # the huge learning rate at step 3 (tests/drills/test_numeric_predictions.py). A clean run
+    # reports no step, and the prediction is then not scored.
+    numeric_predictions = (
+        NumericPrediction(
+            "first_nonfinite_step",
+            "At which step does the first non-finite value appear?",
+            "step",
+            "A bad batch breaks things the step it arrives; growing weights or logits break "
+            "them whenever they get big enough.",
+            reported_as="the first non-finite value appeared at step",
+            absolute_band=0,
+        ),
     )
 
     def run(self, knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
