@@ -4,8 +4,9 @@ A rejected request stores nothing; an accepted one is stored before it is dispat
 dispatch failure leaves an evidence record that says what happened.
 """
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlmodel import Session
@@ -33,6 +34,15 @@ class AttemptRequest:
     prediction: str
     knobs: Mapping[str, object]
     seed: object
+    # {signature key: number}; from a form the numbers are text, and an empty one predicts nothing.
+    numeric: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ValidAttempt:
+    knobs: dict[str, Any]
+    seed: int
+    numeric: dict[str, float]
 
 
 def _validated_seed(raw: object) -> int:
@@ -47,8 +57,33 @@ def _validated_seed(raw: object) -> int:
     return seed
 
 
-def validate(drill: Drill, request: AttemptRequest) -> tuple[dict[str, Any], int]:
-    """Return the resolved knobs and seed, or raise InvalidAttempt naming the first bad field."""
+def _validated_numeric(drill: Drill, raw: Mapping[str, object]) -> dict[str, float]:
+    """The drill's declared numeric predictions, as finite floats; blank form fields dropped."""
+    declared = {prediction.key for prediction in drill.numeric_predictions}
+    numbers: dict[str, float] = {}
+    for key, value in raw.items():
+        name = f"numeric.{key}"
+        if key not in declared:
+            raise InvalidAttempt(name, f"drill {drill.slug!r} asks for no number named {key!r}")
+        if isinstance(value, str):  # a form field
+            if not value.strip():
+                continue
+            text = value.strip()
+            try:
+                value = float(text)
+            except ValueError:
+                raise InvalidAttempt(name, f"{text[:40]!r} is not a number") from None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InvalidAttempt(name, "the prediction must be a number")
+        if not math.isfinite(value):
+            raise InvalidAttempt(name, "the prediction must be a finite number")
+        numbers[key] = float(value)
+    return numbers
+
+
+def validate(drill: Drill, request: AttemptRequest) -> ValidAttempt:
+    """Return the resolved knobs, seed and numeric predictions, or raise InvalidAttempt naming
+    the first bad field."""
     keys = {hypothesis.key for hypothesis in drill.hypotheses}
     if not request.hypothesis:
         raise InvalidAttempt("hypothesis", "pick a leading hypothesis before running")
@@ -67,7 +102,8 @@ def validate(drill: Drill, request: AttemptRequest) -> tuple[dict[str, Any], int
         knobs = resolve_knobs(drill, request.knobs)
     except KnobError as error:
         raise InvalidAttempt(f"knobs.{error.knob}" if error.knob else "knobs", str(error)) from None
-    return knobs, _validated_seed(request.seed)
+    seed = _validated_seed(request.seed)
+    return ValidAttempt(knobs, seed, _validated_numeric(drill, request.numeric))
 
 
 def start_attempt(
@@ -78,13 +114,15 @@ def start_attempt(
     learner_id: int,
     request: AttemptRequest,
 ) -> Attempt:
-    knobs, seed = validate(drill, request)
+    valid = validate(drill, request)
+    knobs, seed = valid.knobs, valid.seed
     attempt = Attempt(
         learner_id=learner_id,
         drill_slug=drill.slug,
         drill_version=drill.version,
         hypothesis=request.hypothesis,
         prediction_text=request.prediction.strip(),
+        numeric_predictions=valid.numeric,
         knobs=knobs,
         seed=seed,
         command=replay_command(drill.slug, knobs, seed),

@@ -14,6 +14,8 @@ from sqlmodel import Session, col, delete, select
 
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
 from app.runner.events import Point
+from drills.core.contract import score_numeric_predictions
+from drills.core.registry import UnknownDrill, get_drill
 
 
 def _stored_value(value: float | str | None) -> float | None:
@@ -58,12 +60,25 @@ def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, 
     attempt.diagnostics = record.get("diagnostics")
     attempt.signature = record.get("signature")
     attempt.observed_hypothesis = record.get("observed")
+    attempt.numeric_matched = _numeric_scores(attempt)
     attempt.digest = record.get("digest")
     attempt.compute_s = (record.get("timings") or {}).get("compute_s")
     attempt.finished_at = utcnow()
     attempt.started_at = attempt.started_at or attempt.finished_at
     _store_final_series(session, attempt=attempt, metrics=record.get("metrics") or {})
     session.add(attempt)
+
+
+def _numeric_scores(attempt: Attempt) -> dict[str, bool | None] | None:
+    """Score the attempt's numeric predictions against the signature just stored, with the bands
+    of its drill as it ran (kept on the attempt, so later changes of a band rescore nothing)."""
+    if not attempt.numeric_predictions:
+        return None
+    try:
+        drill = get_drill(attempt.drill_slug)
+    except UnknownDrill:  # retired while the run was under way
+        return None
+    return score_numeric_predictions(drill, attempt.numeric_predictions, attempt.signature or {})
 
 
 def _store_final_series(

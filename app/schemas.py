@@ -1,11 +1,16 @@
 """Shapes of the JSON API (request bodies and public views of records)."""
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.limits import MAX_PREDICTION, MAX_SEED
+
+# A predicted number: JSON numbers only (no text, no true/false). NaN and infinities pass here
+# and are refused by app.attempts with the field's name: pydantic's own error would echo the NaN
+# back, which JSON cannot carry.
+PredictedNumber = Annotated[float, Field(strict=True)]
 
 
 class AttemptCreate(BaseModel):
@@ -16,6 +21,10 @@ class AttemptCreate(BaseModel):
     )
     knobs: dict[str, str | int | float | list[float]] = Field(default_factory=dict)
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    numeric: dict[str, PredictedNumber] = Field(
+        default_factory=dict,
+        description="Predicted numbers by signature key, among the drill's numeric_predictions",
+    )
 
 
 class SessionInfo(BaseModel):
@@ -50,6 +59,7 @@ class AttemptFields(BaseModel):
     hypothesis: str
     prediction: str = Field(validation_alias="prediction_text")
     predicted_at: datetime
+    numeric_predictions: dict[str, float]
     knobs: dict[str, Any]
     seed: int
     command: str
@@ -61,6 +71,7 @@ class AttemptFields(BaseModel):
     signature: dict[str, Any] | None
     observed_hypothesis: str | None
     prediction_matched: bool | None
+    numeric_matched: dict[str, bool | None] | None
     digest: str | None
     worker: str | None
     created_at: datetime

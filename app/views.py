@@ -9,6 +9,7 @@ from sqlmodel import Session
 from app import evidence, replays, submissions
 from app.access import can_review_work_of
 from app.models import RUBRIC, Attempt, Submission, User
+from app.templating import number
 from drills.core.catalogue import describe
 from drills.core.contract import Drill
 from drills.core.registry import get_drill
@@ -40,6 +41,31 @@ def observation_rows(
             "reference": reference,
         }
     return list(rows.values())
+
+
+def numeric_rows(drill: dict[str, Any], attempt: Attempt) -> list[dict[str, Any]]:
+    """One line per number the learner predicted: the prediction, what the run reported, the band
+    and the stored score ("You predicted 0.69 nats; the loss settled at 0.7154 (within ±15%:
+    matched)")."""
+    declared = {item["key"]: item for item in drill.get("numeric_predictions", [])}
+    scores = attempt.numeric_matched or {}
+    rows = []
+    for key, predicted in attempt.numeric_predictions.items():
+        item = declared.get(key)
+        if item is None:  # a number the drill no longer asks for
+            continue
+        observed = (attempt.signature or {}).get(key)
+        matched = scores.get(key)
+        unit = "" if item["unit"] == "step" else f" {item['unit']}"
+        said = f"You predicted {number(predicted)}{unit}"
+        if matched is None:
+            text = f"{said}; the run reported no such number (not scored)."
+        else:
+            band = "exactly" if item["band"] == "exactly" else f"within {item['band']}"
+            outcome = "matched" if matched else "missed"
+            text = f"{said}; {item['reported_as']} {number(observed)} ({band}: {outcome})."
+        rows.append({"key": key, "matched": matched, "text": text})
+    return rows
 
 
 def reference_lines(drill: dict[str, Any], signature: dict[str, Any]) -> dict[str, list[Any]]:
@@ -78,6 +104,7 @@ def attempt_context(
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
         "observed_text": hypotheses.get(attempt.observed_hypothesis or "", None),
         "observations": observations,
+        "numeric_rows": numeric_rows(drill, attempt),
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
         "explanation": evidence.latest_explanation(session, attempt_id=attempt.id),
         "explanation_errors": {},

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index
+from sqlalchemy import JSON, BigInteger, Column, Index, text
 from sqlmodel import Field, SQLModel
 
 from app import limits
@@ -51,6 +51,14 @@ class Attempt(SQLModel, table=True):
     hypothesis: str = Field(max_length=64)
     prediction_text: str = Field(max_length=limits.MAX_PREDICTION)
     predicted_at: datetime = Field(default_factory=utcnow)
+    # The numbers predicted with it ({signature key: value}, only the drill's declared keys),
+    # and, once the run has finished, each one's score: true/false, or null when the run
+    # reported no such number. Scored with the bands of the drill version that ran.
+    numeric_predictions: dict[str, float] = Field(
+        default_factory=dict,
+        sa_column=Column(JSON, nullable=False, server_default=text("'{}'")),
+    )
+    numeric_matched: dict[str, bool | None] | None = Field(default=None, sa_column=Column(JSON))
     knobs: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     seed: int = Field(sa_type=BigInteger)  # up to drills.core.seed.MAX_SEED
     command: str = Field(max_length=1000)

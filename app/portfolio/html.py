@@ -13,7 +13,7 @@ from app.portfolio.records import LearnerRecords, Records
 from app.portfolio.statements import attempt_id, review_id, submission_id
 from app.progress import progress_grid
 from app.templating import templates
-from app.views import observation_rows, reference_lines
+from app.views import numeric_rows, observation_rows, reference_lines
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
 
@@ -90,6 +90,7 @@ def _attempt(
             attempt.signature or {},
             hypotheses=(attempt.observed_hypothesis, attempt.hypothesis),
         ),
+        "numeric": numeric_rows(drill, attempt),
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
         "tables": (attempt.diagnostics or {}).get("tables", []),
         "explanation": records.explanations.get(attempt.id),

@@ -133,9 +133,12 @@ def _attempt(
                 "hypothesis": attempt.hypothesis,
                 "text": attempt.prediction_text,
                 "predicted_at": timestamp(attempt.predicted_at),
+                "numeric": attempt.numeric_predictions,
             },
             "observed_hypothesis": attempt.observed_hypothesis,
             "prediction_matched": attempt.prediction_matched,
+            # Per predicted number: matched within the drill's band, or null (no such number).
+            "numeric_matched": attempt.numeric_matched,
             "error": attempt.error,
             "signature": attempt.signature,
             # The drill's own sha256 of its metric series (see `python -m drills run --json`).

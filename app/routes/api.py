@@ -61,7 +61,11 @@ def create_attempt(
 ) -> AttemptCreated:
     drill = drill_from_path(body.drill)
     request = AttemptRequest(
-        hypothesis=body.hypothesis, prediction=body.prediction, knobs=body.knobs, seed=body.seed
+        hypothesis=body.hypothesis,
+        prediction=body.prediction,
+        knobs=body.knobs,
+        seed=body.seed,
+        numeric=body.numeric,
     )
     try:
         attempt = start_attempt(

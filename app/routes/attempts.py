@@ -24,6 +24,7 @@ from drills.core.catalogue import describe
 router = APIRouter(tags=["attempts"], include_in_schema=False)
 
 KNOB_PREFIX = "knob."
+NUMERIC_PREFIX = "numeric."
 
 
 @router.post("/drills/{slug}/attempts", response_model=None)
@@ -36,11 +37,15 @@ def run_from_page(
     user: CurrentUser,
 ) -> Response:
     knobs = {k[len(KNOB_PREFIX) :]: v for k, v in fields.items() if k.startswith(KNOB_PREFIX)}
+    numeric = {
+        k[len(NUMERIC_PREFIX) :]: v for k, v in fields.items() if k.startswith(NUMERIC_PREFIX)
+    }
     attempt_request = AttemptRequest(
         hypothesis=fields.get("hypothesis", ""),
         prediction=fields.get("prediction", ""),
         knobs=knobs,
         seed=fields.get("seed", "0"),
+        numeric=numeric,
     )
     try:
         attempt = start_attempt(
@@ -53,7 +58,7 @@ def run_from_page(
     except InvalidAttempt as error:
         context: dict[str, Any] = {
             "drill": describe(drill),
-            "form": {**fields, "knobs": knobs},
+            "form": {**fields, "knobs": knobs, "numeric": numeric},
             "errors": {error.field: error.message},
         }
         if is_htmx(request):

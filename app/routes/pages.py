@@ -23,5 +23,5 @@ def drill_page(
     request: Request, drill: DrillDep, session: SessionDep, user: CurrentUser
 ) -> HTMLResponse:
     context = drill_page_context(session, drill=drill, user=user)
-    context |= {"form": {"knobs": {}, "seed": 0}, "errors": {}}
+    context |= {"form": {"knobs": {}, "numeric": {}, "seed": 0}, "errors": {}}
     return templates.TemplateResponse(request, "pages/drill.html", context)

@@ -22,6 +22,10 @@ def describe(drill: Drill) -> dict[str, Any]:
         "hypotheses": [asdict(hypothesis) for hypothesis in drill.hypotheses],
         "charts": [_jsonable(asdict(chart)) for chart in drill.charts],
         "observations": [_jsonable(asdict(observation)) for observation in drill.observations],
+        "numeric_predictions": [
+            asdict(prediction) | {"band": prediction.band}
+            for prediction in drill.numeric_predictions
+        ],
     }
 
 

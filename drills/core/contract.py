@@ -6,6 +6,7 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from math import isfinite
 from typing import Any, Literal, Protocol
 
 SignatureValue = float | int | bool | str | None
@@ -71,6 +72,62 @@ class Observation:
     reference_for: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class NumericPrediction:
+    """A number the learner may predict before a run, scored against one field of the run's
+    signature: matched when |predicted - observed| is at most the wider of absolute_band and
+    relative_band * |observed|. Declared only where the number has a theoretical value a learner
+    can work out before running (a floor, the step a known bad batch arrives at)."""
+
+    key: str  # the signature field compared
+    label: str  # the question asked: "Where will the training loss settle?"
+    unit: str  # "nats", "step"
+    help: str  # a hint towards the theory, shown under the field
+    # How the page words the observed value: "the run settled at" 0.72.
+    reported_as: str
+    relative_band: float | None = None  # a share of the observed value, e.g. 0.15
+    absolute_band: float | None = None  # in the unit, e.g. 0.1; 0 asks for the exact number
+
+    @property
+    def band(self) -> str:
+        """The band in words: "±0.1 or ±15%, whichever is wider", "exactly"."""
+        parts = []
+        if self.absolute_band:
+            parts.append(f"±{self.absolute_band:g}")
+        if self.relative_band:
+            parts.append(f"±{self.relative_band * 100:g}%")
+        if not parts:
+            return "exactly"
+        return " or ".join(parts) + (", whichever is wider" if len(parts) > 1 else "")
+
+
+def score_numeric(
+    prediction: NumericPrediction, predicted: float, observed: float | None
+) -> bool | None:
+    """Whether `predicted` lies within the prediction's band of `observed`; None when the run
+    reported no such number (no value, or one that is not a finite number)."""
+    if observed is None or isinstance(observed, bool) or not isinstance(observed, int | float):
+        return None
+    if not isfinite(observed):
+        return None
+    tolerance = max(
+        prediction.absolute_band or 0.0, (prediction.relative_band or 0.0) * abs(observed)
+    )
+    return abs(predicted - observed) <= tolerance
+
+
+def score_numeric_predictions(
+    drill: Drill, predicted: Mapping[str, float], signature: Mapping[str, Any]
+) -> dict[str, bool | None]:
+    """Every numeric prediction the learner made, scored against the run's signature."""
+    declared = {item.key: item for item in drill.numeric_predictions}
+    return {
+        key: score_numeric(declared[key], value, signature.get(key))
+        for key, value in predicted.items()
+        if key in declared
+    }
+
+
 @dataclass
 class Signature:
     """A drill's observed numbers, as a typed record: subclass it with one field per number
@@ -129,6 +186,8 @@ class Drill(ABC):
     observations: tuple[Observation, ...]
     # The typed record of the numbers a run reports (observations name its fields).
     signature_type: type[Signature] | None = None
+    # Numbers the learner may predict beside the hypothesis, each scored within a stated band.
+    numeric_predictions: tuple[NumericPrediction, ...] = ()
     # The hypothesis key a healthy run shows (the "fixed" side of a failed/fixed pair of
     # evidence); None when the drill has no single healthy outcome.
     healthy: str | None = None

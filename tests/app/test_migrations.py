@@ -84,3 +84,20 @@ def test_the_app_refuses_a_database_behind_the_migrations(tmp_path: Path) -> Non
     with pytest.raises(SchemaOutOfDate, match="python -m app migrate"):
         with TestClient(create_app(settings)):
             pass
+
+
+def test_attempts_from_before_0008_predicted_no_number(tmp_path: Path) -> None:
+    path = tmp_path / "numeric.sqlite3"
+    url = f"sqlite:///{path}"
+    upgrade(url, "0007")
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "insert into attempt (learner_id, drill_slug, drill_version, hypothesis,"
+            " prediction_text, predicted_at, knobs, seed, command, status, created_at)"
+            " values (1, 'overfit-one-batch', '1', 'fits', 'zero', '2026-01-01', '{}', 3,"
+            " 'python -m drills run overfit-one-batch --seed 3', 'succeeded', '2026-01-01')"
+        )
+    upgrade(url)
+    with sqlite3.connect(path) as db:
+        row = db.execute("select numeric_predictions, numeric_matched from attempt").fetchone()
+    assert row == ("{}", None)

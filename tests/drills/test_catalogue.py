@@ -9,7 +9,7 @@ def test_describe_is_plain_json() -> None:
     assert json.loads(json.dumps(description, allow_nan=False)) == description
     assert set(description) == {
         "slug", "title", "summary", "symptom", "scenario", "version", "healthy", "knobs",
-        "hypotheses", "charts", "observations",
+        "hypotheses", "charts", "observations", "numeric_predictions",
     }  # fmt: skip
     assert description["healthy"] in {h["key"] for h in description["hypotheses"]}
 

@@ -80,3 +80,16 @@ def test_diagnose_answers_with_a_listed_hypothesis_even_for_an_empty_signature(
     drill: Drill,
 ) -> None:
     assert drill.diagnose({}, "the run ended before it reported anything") in hypothesis_keys(drill)
+
+
+@pytest.mark.parametrize("drill", DRILLS, ids=lambda drill: drill.slug)
+def test_numeric_predictions_name_signature_fields_with_a_stated_band(drill: Drill) -> None:
+    keys = [prediction.key for prediction in drill.numeric_predictions]
+    assert len(keys) == len(set(keys))
+    for prediction in drill.numeric_predictions:
+        assert drill.signature_type is not None, "a numeric prediction needs a signature type"
+        assert prediction.key in drill.signature_type.keys(), prediction.key
+        assert prediction.label and prediction.unit and prediction.help and prediction.reported_as
+        bands = (prediction.absolute_band, prediction.relative_band)
+        assert any(band is not None for band in bands), "state the band, even if it is 0"
+        assert all(band is None or band >= 0 for band in bands)

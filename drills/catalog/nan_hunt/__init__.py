@@ -11,7 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.nan_hunt.signature import NanHuntSignature
-from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
+from drills.core.contract import (
+    Chart,
+    Drill,
+    Hypothesis,
+    Knob,
+    NumericPrediction,
+    Observation,
+)
 
 CAUSES = (
     "none",
@@ -128,6 +135,21 @@ class NanHunt(Drill):
         ),
         Observation("initial_loss", "Loss at the first step"),
         Observation("final_loss", "Final loss (mean of the last 10% of steps)"),
+    )
+
+    # The step is exact or wrong: over seeds 0-4 every batch-borne cause breaks at step 40 and
+    # the huge learning rate at step 3 (tests/drills/test_numeric_predictions.py). A clean run
+    # reports no step, and the prediction is then not scored.
+    numeric_predictions = (
+        NumericPrediction(
+            "first_nonfinite_step",
+            "At which step does the first non-finite value appear?",
+            "step",
+            "A bad batch breaks things the step it arrives; growing weights or logits break "
+            "them whenever they get big enough.",
+            reported_as="the first non-finite value appeared at step",
+            absolute_band=0,
+        ),
     )
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
