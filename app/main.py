@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session
@@ -36,6 +37,7 @@ from app.security.headers import SecurityHeaders
 from app.security.secret import SESSION_SECRET_FILE, session_secret
 from app.security.text import require_storable_text
 from app.security.throttle import Limit, LoginThrottle
+from app.validation_errors import validation_error
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Added last, so outermost: every response passing the session layer gets the headers.
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(LoginRequired, _login_required)
+    app.add_exception_handler(RequestValidationError, validation_error)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     for module in (auth, pages, attempts, submissions, reviews, cohorts, portfolio, admin, api):
         app.include_router(module.router)

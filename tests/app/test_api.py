@@ -131,6 +131,24 @@ def test_bad_input_is_rejected_by_name_and_stores_nothing(
     assert attempt_count(client) == before
 
 
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_number_in_the_body_is_a_422_not_a_500(
+    client: TestClient, literal: str
+) -> None:
+    # Python's JSON parser accepts these literals; the 422 must still be strict JSON.
+    before = attempt_count(client)
+    body = (
+        '{"drill": "overfit-one-batch", "hypothesis": "fits", "prediction": "zero",'
+        f' "seed": {literal}}}'
+    )
+    response = client.post(
+        "/api/attempts", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "seed"]
+    assert attempt_count(client) == before
+
+
 def test_the_largest_seed_a_drill_takes_is_stored_and_replayed_as_given(
     client: TestClient,
 ) -> None:
