@@ -70,6 +70,7 @@ def test_observations_name_numbers_the_run_reports(drill: Drill) -> None:
     for observation in drill.observations:
         assert observation.key in signature, observation.key
         assert observation.reference is None or observation.reference in signature
+        assert set(observation.reference_for) <= hypothesis_keys(drill), observation.key
     for chart in drill.charts:
         for reference in chart.references:
             assert reference.signature_key in signature, (chart.key, reference.label)

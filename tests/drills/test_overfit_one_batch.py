@@ -115,6 +115,14 @@ def test_a_loss_that_blew_up_is_not_a_fit_even_if_it_ends_near_zero(lr: float, s
 
 
 @pytest.mark.parametrize("seed", range(5))
+def test_a_learning_rate_of_zero_moves_nothing_and_says_so(seed: int) -> None:
+    numbers = signature(seed=seed, lr=0.0)
+    assert numbers["weight_change"] == 0
+    assert numbers["final_loss"] == pytest.approx(numbers["initial_loss"], rel=1e-6)
+    assert run(seed=seed, lr=0.0)["observed"] == "learning-rate"
+
+
+@pytest.mark.parametrize("seed", range(5))
 def test_a_good_learning_rate_never_climbs_far_above_its_start(seed: int) -> None:
     numbers = signature(seed=seed)
     assert numbers["peak_loss"] < 1.05 * numbers["initial_loss"]

@@ -8,7 +8,7 @@ from drills.catalog.overfit_one_batch import OverfitOneBatch
 from drills.core.contract import DrillOutcome, Reporter
 from drills.core.knobs import KnobError
 from drills.core.recorder import MetricPoint
-from drills.core.registry import UnknownDrill
+from drills.core.registry import UnknownDrill, get_drill
 from drills.core.runner import run_drill
 
 SLUG = "overfit-one-batch"
@@ -17,7 +17,7 @@ SLUG = "overfit-one-batch"
 def test_the_record_is_complete_and_strict_json() -> None:
     record = run_drill(SLUG, {"steps": "30"}, 5)
     assert record["drill"] == SLUG
-    assert record["drill_version"] == "1"
+    assert record["drill_version"] == get_drill(SLUG).version
     assert record["knobs"] == {"bug": "none", "examples": 8, "lr": 0.01, "steps": 30}
     assert record["seed"] == 5
     assert record["command"].endswith("--set steps=30 --seed 5")

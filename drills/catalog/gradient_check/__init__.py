@@ -136,7 +136,12 @@ class GradientCheck(Drill):
         Observation("loss_ratio", "Final loss, hand-written / torch's"),
         Observation("loop_vs_vectorised_max_diff", "Largest |vectorised - loop| over rows"),
         Observation("disagreeing_rows", "Rows where the two means disagree"),
-        Observation("padded_rows_disagreeing", "Disagreeing rows that are padded", "padded_rows"),
+        Observation(
+            "padded_rows_disagreeing",
+            "Disagreeing rows that are padded",
+            "padded_rows",
+            reference_for=("masking-bug", "both-wrong"),
+        ),
         Observation("full_rows_max_diff", "Largest difference on rows without padding"),
     )
 

@@ -63,7 +63,7 @@ class InitCheck(Drill):
             0.1,
             "SGD learning rate (momentum 0.9). It changes what happens after step 0, never "
             "the step-0 numbers.",
-            minimum=1e-5,
+            minimum=0.0,
             maximum=10.0,
             log_scale=True,
         ),
@@ -135,7 +135,12 @@ class InitCheck(Drill):
         Observation("layers_without_gradient", "Layers whose gradient is exactly 0 at step 0"),
         Observation("initial_first_grad", "Gradient norm of the first layer at step 0"),
         Observation("initial_last_grad", "Gradient norm of the output layer at step 0"),
-        Observation("final_loss", "Final loss (mean of the last 10% of steps)", "chance_loss"),
+        Observation(
+            "final_loss",
+            "Final loss (mean of the last 10% of steps)",
+            "chance_loss",
+            reference_for=("dead-units", "vanishing"),
+        ),
         Observation("nonfinite_step", "First step whose loss or gradient was not finite"),
     )
 

@@ -71,7 +71,7 @@ class OverfitOneBatch(Drill):
             "float",
             1e-2,
             "Adam learning rate.",
-            minimum=1e-6,
+            minimum=0.0,
             maximum=10.0,
             log_scale=True,
         ),

@@ -115,7 +115,12 @@ class SilentNoLearning(Drill):
         Observation("moved_share", "Share of parameter tensors that moved"),
         Observation("grad_norm_growth", "Gradient norm at the end / at the start"),
         Observation("initial_loss", "Loss at the first step"),
-        Observation("final_loss", "Final loss (mean of the last 10% of steps)", "initial_loss"),
+        Observation(
+            "final_loss",
+            "Final loss (mean of the last 10% of steps)",
+            "initial_loss",
+            reference_for=("no-step", "no-graph"),
+        ),
         Observation("nonfinite_step", "First step whose loss or gradient was not finite"),
     )
 
