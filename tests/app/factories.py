@@ -16,6 +16,7 @@ from sqlalchemy import Engine, MetaData
 from sqlmodel import Session
 
 from app.models import (
+    LOCAL_LEARNER_ID,
     Attempt,
     AttemptStatus,
     Cohort,
@@ -93,6 +94,28 @@ def add_attempt(
         started_at=finished - timedelta(seconds=2),
         finished_at=finished,
         compute_s=1.5,
+    )
+    return _save(engine, attempt)
+
+
+def add_unfinished_attempt(
+    engine: Engine,
+    learner_id: int = LOCAL_LEARNER_ID,
+    *,
+    status: AttemptStatus = AttemptStatus.queued,
+) -> int:
+    """An attempt the database says is queued or running, with no worker behind it: whatever
+    ends it (a test's writer message, the start-up reaper) is what the test is about."""
+    attempt = Attempt(
+        learner_id=learner_id,
+        drill_slug=DRILL,
+        drill_version="1",
+        hypothesis="fits",
+        prediction_text="zero",
+        knobs={},
+        seed=0,
+        command=f"python -m drills run {DRILL} --seed 0",
+        status=status,
     )
     return _save(engine, attempt)
 

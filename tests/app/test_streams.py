@@ -5,38 +5,16 @@ import threading
 import time
 from collections.abc import Callable
 
-from sqlmodel import Session as DbSession
-
 from app.config import Settings
 from app.main import create_app
-from app.models import Attempt, AttemptStatus
+from app.models import AttemptStatus
 from app.runner.events import Ended, Points
 from bench.learner import Session, StreamLog, follow
+from tests.app.factories import add_unfinished_attempt
 from tests.conftest import PASSWORD, make_user
 from tests.live import serving
 
 STREAMS = 8  # four times what the pool below can hand out
-
-
-def running_attempt(app_engine: object, learner_id: int) -> int:
-    """An attempt the database says is running; no worker has it, so its stream stays open
-    until the test ends it."""
-    with DbSession(app_engine) as session:  # type: ignore[arg-type]
-        attempt = Attempt(
-            learner_id=learner_id,
-            drill_slug="overfit-one-batch",
-            drill_version="1",
-            hypothesis="fits",
-            prediction_text="zero",
-            knobs={},
-            seed=0,
-            command="python -m drills run overfit-one-batch --seed 0",
-            status=AttemptStatus.running,
-        )
-        session.add(attempt)
-        session.commit()
-        assert attempt.id is not None
-        return attempt.id
 
 
 def test_open_streams_hold_no_connection_and_pages_keep_answering(
@@ -47,7 +25,9 @@ def test_open_streams_hold_no_connection_and_pages_keep_answering(
     app = create_app(make_settings(db_pool_size=2, db_max_overflow=0, db_pool_timeout_s=2))
     with serving(app) as url:
         learner = make_user(app.state.engine, "learner-a")
-        attempt_id = running_attempt(app.state.engine, learner.saved_id)
+        attempt_id = add_unfinished_attempt(
+            app.state.engine, learner.saved_id, status=AttemptStatus.running
+        )
         browser = Session.logged_in(url, "learner-a", PASSWORD)
         logs = [StreamLog() for _ in range(STREAMS)]
 

@@ -15,8 +15,9 @@ from sqlmodel import Session
 
 from app.config import Settings
 from app.main import create_app
-from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus
+from app.models import Attempt, AttemptStatus
 from app.runner.cluster import local_cluster
+from tests.app.factories import add_unfinished_attempt
 from tests.conftest import (
     PREDICTION,
     cluster_security,
@@ -91,22 +92,8 @@ def test_a_run_over_its_memory_cap_ends_resource_limit(
 def test_a_restart_ends_attempts_left_running(make_settings: Callable[..., Settings]) -> None:
     settings = make_settings()
     app = create_app(settings)
-    with Session(app.state.engine) as session:
-        for status in (AttemptStatus.queued, AttemptStatus.running):
-            session.add(
-                Attempt(
-                    learner_id=LOCAL_LEARNER_ID,
-                    drill_slug="overfit-one-batch",
-                    drill_version="1",
-                    hypothesis="fits",
-                    prediction_text="zero",
-                    knobs={},
-                    seed=0,
-                    command="python -m drills run overfit-one-batch --seed 0",
-                    status=status,
-                )
-            )
-        session.commit()
+    for status in (AttemptStatus.queued, AttemptStatus.running):
+        add_unfinished_attempt(app.state.engine, status=status)
     with TestClient(app), Session(app.state.engine) as session:
         for attempt_id in (1, 2):
             attempt = session.get(Attempt, attempt_id)

@@ -13,8 +13,9 @@ from app import evidence
 from app.broker import AttemptEventBroker
 from app.db import make_engine
 from app.evidence_writer import EvidenceWriter
-from app.models import LOCAL_LEARNER_ID, Attempt, AttemptStatus, MetricPoint
+from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runner.events import Finished, Points, Started
+from tests.app.factories import add_unfinished_attempt
 
 
 @pytest.fixture
@@ -22,24 +23,6 @@ def engine(database_url: str) -> Iterator[Engine]:
     engine = make_engine(database_url)
     yield engine
     engine.dispose()
-
-
-def queued_attempt(engine: Engine) -> int:
-    with Session(engine) as session:
-        attempt = Attempt(
-            learner_id=LOCAL_LEARNER_ID,
-            drill_slug="overfit-one-batch",
-            drill_version="1",
-            hypothesis="fits",
-            prediction_text="zero",
-            knobs={},
-            seed=0,
-            command="python -m drills run overfit-one-batch --seed 0",
-        )
-        session.add(attempt)
-        session.commit()
-        assert attempt.id is not None
-        return attempt.id
 
 
 def run_writer(engine: Engine, *messages: Any) -> list[float]:
@@ -56,7 +39,7 @@ def run_writer(engine: Engine, *messages: Any) -> list[float]:
 def test_a_locked_database_is_retried_until_the_points_are_stored(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    attempt_id = queued_attempt(engine)
+    attempt_id = add_unfinished_attempt(engine)
     real_add_points = evidence.add_points
     refusals = iter([True, True, True])
 
@@ -82,7 +65,7 @@ def test_a_locked_database_is_retried_until_the_points_are_stored(
 def test_a_record_that_cannot_be_stored_ends_the_attempt_failed_with_the_reason(
     engine: Engine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    attempt_id = queued_attempt(engine)
+    attempt_id = add_unfinished_attempt(engine)
     broken_record = {"status": "ok", "metrics": {"loss": [["not a step", 1.0]]}}
     run_writer(
         engine, Started(attempt_id, "tls://127.0.0.1:1"), Finished(attempt_id, broken_record)
@@ -99,7 +82,7 @@ def test_a_record_that_cannot_be_stored_ends_the_attempt_failed_with_the_reason(
 def test_the_final_record_adds_the_points_that_never_streamed_and_keeps_each_once(
     engine: Engine,
 ) -> None:
-    attempt_id = queued_attempt(engine)
+    attempt_id = add_unfinished_attempt(engine)
     record = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0], [2, 0.5]], "acc": [[2, 1]]}}
     run_writer(
         engine,
@@ -113,7 +96,7 @@ def test_the_final_record_adds_the_points_that_never_streamed_and_keeps_each_onc
 
 
 def test_streamed_points_the_record_disagrees_with_are_replaced(engine: Engine) -> None:
-    attempt_id = queued_attempt(engine)
+    attempt_id = add_unfinished_attempt(engine)
     record = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 0.75]]}}
     run_writer(
         engine,
