@@ -19,6 +19,7 @@ from app.config import Settings
 from app.models import AttemptStatus
 from app.runner.cluster import connect
 from app.runner.events import Ended, EventSink, Finished, Points, ReplayDone, Started
+from app.runner.pool import PoolKeeper
 from app.runner.worker_task import execute_attempt, execute_replay
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class AttemptRunner:
         self._watchdog = threading.Thread(target=self._watch, name="attempt-watchdog", daemon=True)
         self.client: Client | None = None
         self._cluster: LocalCluster | None = None
+        self._pool_keeper: PoolKeeper | None = None
         # Workers the scheduler knows, as last counted by the watchdog, and since when (monotonic)
         # there has been none: a new run is refused at once when the pool has stayed empty.
         self._live_workers = 0
@@ -66,6 +68,8 @@ class AttemptRunner:
     def start(self) -> None:
         self.client, self._cluster = connect(self._settings)
         self.client.subscribe_topic(self._topic, self._on_progress)
+        if self._cluster is not None:
+            self._pool_keeper = PoolKeeper(self._cluster, self._settings.workers)
         self._count_workers()
         self._watchdog.start()
 
@@ -164,21 +168,6 @@ class AttemptRunner:
                 f"{self._settings.workers if self._cluster else 'any'} workers running)"
             )
 
-    def _keep_pool_full(self) -> None:
-        """LocalCluster closes a nanny whose worker stayed away past its lost-worker timeout and
-        never starts another; asking for the configured size again brings the pool back."""
-        cluster = self._cluster
-        if cluster is None or self._stopping.is_set():
-            return
-        wanted = self._settings.workers
-        if len(cluster.workers) < wanted:
-            logger.warning(
-                "worker pool down to %d of %d nannies; starting replacements",
-                len(cluster.workers),
-                wanted,
-            )
-            cluster.scale(wanted)
-
     # -- callbacks (Dask threads) ----------------------------------------------------------
     def _on_progress(self, event: tuple[float, dict[str, Any]]) -> None:
         _, message = event
@@ -223,7 +212,8 @@ class AttemptRunner:
         while not self._stopping.wait(0.5):
             try:
                 self._count_workers()
-                self._keep_pool_full()
+                if self._pool_keeper is not None and not self._stopping.is_set():
+                    self._pool_keeper.check()
             except Exception:  # the watchdog must keep watching whatever the pool does
                 logger.exception("could not check the worker pool")
             pool_gone = self._no_worker_for() > self._settings.no_worker_grace_s

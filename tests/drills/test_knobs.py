@@ -43,7 +43,7 @@ def test_strings_and_json_values_become_typed_values(
         ({"lr": "nan"}, "lr", "finite"),
         ({"lr": math.inf}, "lr", "finite"),
         ({"lr": 100.0}, "lr", "above the maximum"),
-        ({"lr": 0.0}, "lr", "below the minimum"),
+        ({"lr": -0.01}, "lr", "below the minimum"),
         ({"examples": 1.5}, "examples", "expected an integer"),
         ({"examples": "1.0"}, "examples", "expected an integer"),
         ({"examples": True}, "examples", "expected an integer"),
