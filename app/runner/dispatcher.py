@@ -162,11 +162,11 @@ class AttemptRunner:
     def _require_workers(self) -> None:
         grace = self._settings.no_worker_grace_s
         if self._no_worker_for() > grace:
-            where = self._settings.scheduler_address or "the embedded cluster"
-            raise NoWorkers(
-                f"no worker has been available for over {grace:g} s ({where} has 0 of "
-                f"{self._settings.workers if self._cluster else 'any'} workers running)"
-            )
+            if self._cluster is not None:
+                where = f"0 of the embedded cluster's {self._settings.workers} workers are running"
+            else:
+                where = f"the scheduler at {self._settings.scheduler_address} has no workers"
+            raise NoWorkers(f"no worker has been available for over {grace:g} s ({where})")
 
     # -- callbacks (Dask threads) ----------------------------------------------------------
     def _on_progress(self, event: tuple[float, dict[str, Any]]) -> None:
