@@ -7,12 +7,12 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint types pytest vendor migrate browser bench clean
+.PHONY: run test lint types pytest pytest-postgres vendor migrate browser bench clean
 
 run: $(VENV)/.installed vendor migrate
 	$(BIN)/python -m app serve --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed vendor browser lint types pytest
+test: $(VENV)/.installed vendor browser lint types pytest pytest-postgres
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
@@ -23,6 +23,18 @@ types: $(VENV)/.installed
 
 pytest: $(VENV)/.installed vendor browser
 	$(BIN)/python -m pytest
+
+# The app tests again, each on a throw-away PostgreSQL database (tests/postgres.py). Without a
+# server on 127.0.0.1:5432 this says so in one line, except under CI=true, where it fails.
+PG_PROBE := import psycopg; psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=3).close()
+pytest-postgres: $(VENV)/.installed vendor
+	@if $(BIN)/python -c '$(PG_PROBE)' 2>/dev/null; then \
+		DRILLBOOK_TEST_DATABASE=postgresql $(BIN)/python -m pytest -m "not slow" tests/app; \
+	elif [ "$${CI:-}" = "true" ]; then \
+		echo "no PostgreSQL on 127.0.0.1:5432, and CI must test on it"; exit 1; \
+	else \
+		echo "skipped: the app tests on PostgreSQL (no server on 127.0.0.1:5432)"; \
+	fi
 
 # The lock files pin every package; torch==2.13.0 resolves to the CPU wheel on this kind of machine.
 $(VENV)/.installed: requirements.lock requirements-dev.lock pyproject.toml

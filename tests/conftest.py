@@ -1,5 +1,6 @@
 """Shared fixtures: a migrated SQLite file per test, one real Dask cluster per session."""
 
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -18,15 +19,23 @@ from app.main import create_app
 from app.migrate import upgrade
 from app.models import Role, User
 from app.runner.cluster import local_cluster
+from tests.postgres import throwaway_database
 
 PASSWORD = "correct horse battery staple"
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
+def database_url(tmp_path: Path) -> Iterator[str]:
+    """A migrated database per test: a SQLite file, or with DRILLBOOK_TEST_DATABASE=postgresql a
+    throw-away PostgreSQL database (dropped afterwards)."""
+    if os.environ.get("DRILLBOOK_TEST_DATABASE") == "postgresql":
+        with throwaway_database() as url:
+            upgrade(url)
+            yield url
+        return
     url = f"sqlite:///{tmp_path / 'drillbook.sqlite3'}"
     upgrade(url)
-    return url
+    yield url
 
 
 @pytest.fixture(scope="session")

@@ -98,7 +98,7 @@ def hostile_learner(anonymous: TestClient) -> tuple[int, list[str]]:
     explanation, submitted Markdown and the instructor's feedback; returns the labels to find."""
     engine = engine_of(anonymous)
     teacher = add_user(engine, "teacher", Role.instructor, display_name=hostile("XSS-teacher"))
-    learner = add_user(engine, "../../evil</x>", display_name=hostile("XSS-learner") + "\x00\u202e")
+    learner = add_user(engine, "../../evil</x>", display_name=hostile("XSS-learner") + "\x1b\u202e")
     failed = add_attempt(engine, learner, fixed=False, prediction=hostile("XSS-prediction"))
     fixed = add_attempt(engine, learner, fixed=True, prediction=hostile("XSS-fixed-prediction"))
     with Session(engine) as session:
