@@ -7,14 +7,14 @@ import pytest
 import torch
 
 from drills.catalog.lr_sweep import DEFAULT_LRS
-from drills.catalog.lr_sweep.signature import LrSweepSignature
-from drills.catalog.lr_sweep.train import (
+from drills.catalog.lr_sweep.problem import (
     SweepConfig,
     TanhMLP,
     make_problem,
     top_hessian_eigenvalue,
     update_norm,
 )
+from drills.catalog.lr_sweep.signature import LrSweepSignature
 from drills.catalog.lr_sweep.verdicts import SLOT_FIELDS, SLOTS, slot_key
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill

@@ -8,7 +8,7 @@ import torch
 
 from drills.catalog.nan_hunt import CAUSES
 from drills.catalog.nan_hunt.numerics import LOG_UNDERFLOW_GAP
-from drills.catalog.nan_hunt.train import (
+from drills.catalog.nan_hunt.setup import (
     NanHuntConfig,
     make_batch,
     mean_over_sequences_masked_after,
