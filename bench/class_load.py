@@ -29,6 +29,7 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -214,9 +215,11 @@ def run_class(
 ) -> Report:
     report = Report(learners=learners, seconds=seconds)
     # Registration hashes a password (argon2id, ~150 ms of CPU): done before the clock starts.
-    with _pool(8) as run:
-        class_list = run(
-            lambda i: Learner(url, i, report, drill, think_s), list(range(1, learners + 1))
+    with ThreadPoolExecutor(8) as registrations:
+        class_list = list(
+            registrations.map(
+                lambda i: Learner(url, i, report, drill, think_s), range(1, learners + 1)
+            )
         )
     deadline = time.monotonic() + seconds
     threads = [
@@ -230,14 +233,6 @@ def run_class(
     if database_url:
         check_points(report, database_url)
     return report
-
-
-@contextmanager
-def _pool(size: int) -> Iterator[Callable[[Callable[[int], Any], list[int]], list[Any]]]:
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(size) as executor:
-        yield lambda function, items: list(executor.map(function, items))
 
 
 @dataclass(frozen=True)

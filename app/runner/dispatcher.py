@@ -59,9 +59,8 @@ class AttemptRunner:
         self.client: Client | None = None
         self._cluster: LocalCluster | None = None
         self._pool_keeper: PoolKeeper | None = None
-        # Workers the scheduler knows, as last counted by the watchdog, and since when (monotonic)
-        # there has been none: a new run is refused at once when the pool has stayed empty.
-        self._live_workers = 0
+        # Since when (monotonic) the scheduler has known no worker, as last counted by the
+        # watchdog: a new run is refused at once when the pool has stayed empty.
         self._empty_since: float | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -145,11 +144,11 @@ class AttemptRunner:
     def _count_workers(self) -> None:
         assert self.client is not None
         try:
-            self._live_workers = len(self.client.nthreads())
+            live = len(self.client.nthreads())
         except Exception:  # the scheduler itself is unreachable: no worker can take a run
             logger.exception("could not count the workers")
-            self._live_workers = 0
-        if self._live_workers:
+            live = 0
+        if live:
             self._empty_since = None
         elif self._empty_since is None:
             self._empty_since = time.monotonic()
