@@ -21,6 +21,8 @@ class AttemptStatus(StrEnum):
     failed = "failed"
     timed_out = "timed_out"
     resource_limit = "resource_limit"
+    # Stopped by its learner: kept as evidence, with the points it reported before it stopped.
+    cancelled = "cancelled"
 
     @property
     def is_final(self) -> bool:
@@ -39,6 +41,7 @@ _RUN_STATUS = {
     "error": AttemptStatus.failed,
     "timed_out": AttemptStatus.timed_out,
     "resource_limit": AttemptStatus.resource_limit,
+    "cancelled": AttemptStatus.cancelled,
 }
 
 
@@ -71,6 +74,14 @@ class Attempt(SQLModel, table=True):
     observed_hypothesis: str | None = Field(default=None, max_length=64)
     digest: str | None = Field(default=None, max_length=64)
     worker: str | None = Field(default=None, max_length=200)
+    # The scheduler the run was sent to (its Dask id): an unfinished attempt of another scheduler
+    # was lost when the cluster restarted.
+    scheduler_id: str | None = Field(default=None, max_length=100)
+    # Written by the worker every second while it runs: a running attempt whose heartbeat has
+    # stopped lost its worker, whichever web process (if any) is still there to hear of it.
+    heartbeat_at: datetime | None = None
+    # Set by the learner's cancel; the worker reads it with its heartbeat and stops the run.
+    cancel_requested_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
     started_at: datetime | None = None
     finished_at: datetime | None = None

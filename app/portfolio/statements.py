@@ -21,6 +21,7 @@ _VERB_BY_STATUS = {
     AttemptStatus.failed: "failed",
     AttemptStatus.timed_out: "failed",
     AttemptStatus.resource_limit: "failed",
+    AttemptStatus.cancelled: "terminated",
 }
 _VERB_BY_DECISION = {"accepted": "accepted", "changes_requested": "changes-requested"}
 
