@@ -11,6 +11,8 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app import evidence
+from app.attempt_changes import Change, announce
 from app.limits import MAX_PREDICTION, MAX_SEED
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.dispatcher import AttemptRunner
@@ -126,6 +128,7 @@ def start_attempt(
         knobs=knobs,
         seed=seed,
         command=replay_command(drill.slug, knobs, seed),
+        scheduler_id=runner.scheduler_id,
     )
     session.add(attempt)
     session.commit()
@@ -139,4 +142,32 @@ def start_attempt(
         attempt.finished_at = utcnow()
         session.add(attempt)
         session.commit()
+    return attempt
+
+
+class AlreadyEnded(ValueError):
+    """Cancel asked of an attempt that has ended already."""
+
+
+CANCELLED_IN_QUEUE = "Cancelled by its learner before a worker started it."
+
+
+def cancel_attempt(session: Session, *, attempt_id: int) -> Attempt:
+    """A queued attempt ends `cancelled` now (a worker that takes its task later finds it ended
+    and runs nothing); a running one is asked to stop: its worker reads the request with its
+    heartbeat and stops at the next step it reports, keeping the points so far as evidence."""
+    attempt = evidence.lock_attempt(session, attempt_id)
+    if attempt is None or attempt.final:
+        status = attempt.status if attempt else "gone"
+        raise AlreadyEnded(f"attempt {attempt_id} has already ended ({status}); nothing to cancel")
+    if attempt.status == AttemptStatus.queued:
+        evidence.end_without_record(
+            session, attempt=attempt, status=AttemptStatus.cancelled, error=CANCELLED_IN_QUEUE
+        )
+    elif attempt.cancel_requested_at is None:
+        attempt.cancel_requested_at = utcnow()
+        session.add(attempt)
+    announce(session, Change(attempt_id, 0))
+    session.commit()
+    session.refresh(attempt)
     return attempt

@@ -1,42 +1,43 @@
-"""In-process fan-out of attempt events to the SSE streams that watch them.
+"""In-process wake-ups for the live streams of this web process.
 
-The writer thread publishes after each database write; every open stream of that attempt gets the
-event on its own asyncio queue. Events are hints to look: the database stays the source of truth,
-so a stream that connects late reads what it missed from there.
+A change feed (`app.change_feed`: PostgreSQL's NOTIFY, or a poller on SQLite) calls `publish`
+when an attempt changed; every open stream of that attempt wakes and reads what is new from the
+database. A wake-up carries no data, so several coalesce into one read, and a stream that missed
+one loses nothing: it reads everything after its cursor the next time it looks.
 """
 
 import asyncio
 import threading
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any
 
 
-@dataclass(frozen=True)
-class AttemptEvent:
-    attempt_id: int
-    kind: str  # "points" | "status" | "done"
-    data: dict[str, Any]
-
-
-class _Subscription:
+class Subscription:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.queue: asyncio.Queue[AttemptEvent] = asyncio.Queue()
+        self.changed = asyncio.Event()
+
+    async def wait(self, timeout: float) -> None:
+        """Until the attempt changes, or `timeout` seconds pass (a look anyway: the backstop for
+        a wake-up lost while a feed reconnects)."""
+        try:
+            await asyncio.wait_for(self.changed.wait(), timeout)
+        except TimeoutError:
+            pass
+        self.changed.clear()
 
 
 class AttemptEventBroker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._subscriptions: dict[int, set[_Subscription]] = defaultdict(set)
+        self._subscriptions: dict[int, set[Subscription]] = defaultdict(set)
 
-    def subscribe(self, attempt_id: int) -> _Subscription:
-        subscription = _Subscription(asyncio.get_running_loop())
+    def subscribe(self, attempt_id: int) -> Subscription:
+        subscription = Subscription(asyncio.get_running_loop())
         with self._lock:
             self._subscriptions[attempt_id].add(subscription)
         return subscription
 
-    def unsubscribe(self, attempt_id: int, subscription: _Subscription) -> None:
+    def unsubscribe(self, attempt_id: int, subscription: Subscription) -> None:
         with self._lock:
             watchers = self._subscriptions.get(attempt_id)
             if watchers is not None:
@@ -49,13 +50,28 @@ class AttemptEventBroker:
         with self._lock:
             return len(self._subscriptions.get(attempt_id, ()))
 
-    def publish(self, event: AttemptEvent) -> None:
-        """Safe to call from any thread."""
+    def watched(self) -> set[int]:
+        """The attempts at least one stream of this process is watching."""
         with self._lock:
-            watchers = list(self._subscriptions.get(event.attempt_id, ()))
-        for subscription in watchers:
-            try:
-                subscription.loop.call_soon_threadsafe(subscription.queue.put_nowait, event)
-            except RuntimeError:
-                # The stream's event loop is closed (server shutting down): nobody to tell.
-                pass
+            return set(self._subscriptions)
+
+    def publish(self, attempt_id: int) -> None:
+        """Wake the attempt's streams. Safe to call from any thread."""
+        with self._lock:
+            watchers = list(self._subscriptions.get(attempt_id, ()))
+        _wake(watchers)
+
+    def publish_all(self) -> None:
+        """Wake every stream: after a feed reconnects, any change may have been missed."""
+        with self._lock:
+            watchers = [s for subscriptions in self._subscriptions.values() for s in subscriptions]
+        _wake(watchers)
+
+
+def _wake(subscriptions: list[Subscription]) -> None:
+    for subscription in subscriptions:
+        try:
+            subscription.loop.call_soon_threadsafe(subscription.changed.set)
+        except RuntimeError:
+            # The stream's event loop is closed (server shutting down): nobody to tell.
+            pass

@@ -24,6 +24,9 @@ class Settings(BaseSettings):
     environment: Literal["dev", "test", "prod"] = "dev"
     # SQLite file under the git-ignored var/ by default; PostgreSQL later through the same URL.
     database_url: str = f"sqlite:///{ROOT / 'var' / 'drillbook.sqlite3'}"
+    # How the workers reach the same database, when their route differs from the web server's
+    # (another host name, another user): they store each run's progress and record themselves.
+    worker_database_url: str | None = None
     # None starts an embedded Dask LocalCluster; "tls://host:8786" uses an external scheduler.
     scheduler_address: str | None = None
     # Certificates for a tls:// external scheduler (mutual TLS): the CA that signed the cluster's
@@ -43,6 +46,9 @@ class Settings(BaseSettings):
     # When the pool has had no worker at all for this long, new attempts fail at once with that
     # reason instead of waiting out the queue timeout (and queued ones end too).
     no_worker_grace_s: float = Field(default=30.0, gt=0)
+    # A running attempt whose worker has not written its (once a second) heartbeat for this long
+    # lost its worker: ended `failed` by the housekeeping, whoever sent it.
+    heartbeat_timeout_s: float = Field(default=20.0, gt=0)
     # Database connections per web process. Requests hold one while they run (the live streams
     # do not: they read in short sessions), so the pool is sized to the request thread pool (40).
     db_pool_size: int = Field(default=20, ge=1)

@@ -25,19 +25,30 @@ def _stored_value(value: float | str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def add_points(session: Session, *, attempt: Attempt, points: Sequence[Point]) -> None:
-    # One executemany, not an ORM object per point: the single writer thread stores every point
-    # of every run of a class, and the unit of work cost ~40% of the web process's CPU.
+def insert_points(session: Session, *, attempt_id: int, points: Sequence[Point]) -> int:
+    """Store points; return the highest id given to them (0 for none), the streams' cursor."""
+    # One executemany, not an ORM object per point: a class's runs store thousands a minute.
     if not points:
-        return
-    assert attempt.id is not None
-    session.execute(
-        insert(MetricPoint),
+        return 0
+    ids = session.scalars(
+        insert(MetricPoint).returning(col(MetricPoint.id)),
         [
-            {"attempt_id": attempt.id, "name": name, "step": step, "value": _stored_value(value)}
+            {"attempt_id": attempt_id, "name": name, "step": step, "value": _stored_value(value)}
             for name, step, value in points
         ],
-    )
+    ).all()
+    return max(int(i or 0) for i in ids)
+
+
+def add_points(session: Session, *, attempt: Attempt, points: Sequence[Point]) -> None:
+    assert attempt.id is not None
+    insert_points(session, attempt_id=attempt.id, points=points)
+
+
+def lock_attempt(session: Session, attempt_id: int) -> Attempt | None:
+    """The attempt, fresh from the database and locked until the transaction ends (PostgreSQL;
+    SQLite has one writer at a time anyway): whoever ends an attempt reads and decides under it."""
+    return session.get(Attempt, attempt_id, with_for_update=True, populate_existing=True)
 
 
 def mark_running(session: Session, *, attempt: Attempt, worker: str) -> bool:
@@ -122,32 +133,27 @@ def end_without_record(
     return True
 
 
-def reap_unfinished(session: Session, *, reason: str) -> list[int]:
-    """End every queued or running attempt: nothing from a previous server process will finish."""
-    stale = session.exec(
-        select(Attempt).where(
-            col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running])
-        )
-    ).all()
-    for attempt in stale:
-        end_without_record(session, attempt=attempt, status=AttemptStatus.failed, error=reason)
-    session.commit()
-    return [attempt.id for attempt in stale if attempt.id is not None]
-
-
 def metric_series(session: Session, *, attempt_id: int) -> dict[str, list[list[Any]]]:
+    return series_and_cursor(session, attempt_id=attempt_id)[0]
+
+
+def series_and_cursor(
+    session: Session, *, attempt_id: int
+) -> tuple[dict[str, list[list[Any]]], int]:
+    """The attempt's series, and the highest point id among them: a live view drawn from these
+    asks its stream for the points after that id only."""
     rows = session.exec(
-        select(MetricPoint.name, MetricPoint.step, MetricPoint.value)
+        select(MetricPoint.id, MetricPoint.name, MetricPoint.step, MetricPoint.value)
         .where(MetricPoint.attempt_id == attempt_id)
         # Insertion order: series come out in the order the drill first reported them.
         .order_by(col(MetricPoint.id))
     ).all()
     series: dict[str, list[list[Any]]] = defaultdict(list)
-    for name, step, value in rows:
+    for _, name, step, value in rows:
         series[name].append([step, value])
     for points in series.values():
         points.sort(key=lambda point: int(point[0]))  # stragglers stored last still fall in line
-    return dict(series)
+    return dict(series), int(rows[-1][0] or 0) if rows else 0
 
 
 def attempts_for(session: Session, *, learner_id: int, drill_slug: str | None) -> list[Attempt]:

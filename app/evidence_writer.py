@@ -1,8 +1,9 @@
-"""The single thread that writes run progress to the database, then tells the SSE streams.
+"""The thread that stores what this web process hears of its runs' ends, and announces it.
 
-It is the runner's event sink (`app.runner.events.EventSink`): progress arrives on Dask's threads;
-funnelling it through one queue keeps the web process the only writer of run results and keeps
-slow disk writes off Dask's event loop.
+It is the runner's event sink (`app.runner.events.EventSink`): a worker lost under a run, a task
+that could not start, a replay's record, or (rarely) a final record its worker could not store.
+Workers store everything else themselves (`app.runner.progress_store`). Verdicts arrive on
+Dask's threads; one queue keeps slow database writes off Dask's event loop.
 """
 
 import logging
@@ -16,9 +17,10 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlmodel import Session
 
 from app import evidence, replays
-from app.broker import AttemptEvent, AttemptEventBroker
-from app.models import Attempt, AttemptStatus, Replay
-from app.runner.events import Ended, Finished, Points, ReplayDone, RunEvent, Started
+from app.attempt_changes import Change, announce
+from app.broker import AttemptEventBroker
+from app.models import AttemptStatus, Replay
+from app.runner.events import Ended, Finished, ReplayDone, RunEvent
 
 logger = logging.getLogger(__name__)
 
@@ -111,13 +113,18 @@ class EvidenceWriter:
             self._store_replay(message)
             return
         with Session(self._engine) as session:
-            attempt = session.get(Attempt, message.attempt_id)
-            if attempt is None:
-                return
-            event = self._write(session, attempt, message)
+            attempt = evidence.lock_attempt(session, message.attempt_id)
+            if attempt is None or attempt.final:
+                return  # already ended (by its worker, a cancel or the housekeeping)
+            if isinstance(message, Finished):
+                evidence.finish_from_record(session, attempt=attempt, record=message.record)
+            else:
+                evidence.end_without_record(
+                    session, attempt=attempt, status=message.status, error=message.error
+                )
+            announce(session, Change(message.attempt_id, 0))
             session.commit()
-        if event is not None:
-            self._broker.publish(event)
+        self._broker.publish(message.attempt_id)
 
     def _store_replay(self, message: ReplayDone) -> None:
         with Session(self._engine) as session:
@@ -129,27 +136,6 @@ class EvidenceWriter:
             else:
                 replays.finish_replay(session, replay=replay, record=message.record)
             session.commit()
-
-    def _write(self, session: Session, attempt: Attempt, message: RunEvent) -> AttemptEvent | None:
-        match message:
-            case Started(attempt_id, worker):
-                if evidence.mark_running(session, attempt=attempt, worker=worker):
-                    return AttemptEvent(attempt_id, "status", {"status": attempt.status})
-            case Points(attempt_id, points):
-                # Points that straggle in after the final record are already in it.
-                if not attempt.final:
-                    evidence.add_points(session, attempt=attempt, points=points)
-                    return AttemptEvent(attempt_id, "points", {"points": points})
-            case Finished(attempt_id, record):
-                if not attempt.final:
-                    evidence.finish_from_record(session, attempt=attempt, record=record)
-                    return AttemptEvent(attempt_id, "done", {"status": attempt.status})
-            case Ended(attempt_id, status, error):
-                if evidence.end_without_record(
-                    session, attempt=attempt, status=status, error=error
-                ):
-                    return AttemptEvent(attempt_id, "done", {"status": attempt.status})
-        return None
 
 
 def _name(message: RunEvent) -> str:

@@ -12,12 +12,15 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import evidence, replays
+from app import replays
 from app.broker import AttemptEventBroker
+from app.change_feed import change_feed_for
 from app.config import ROOT, Settings
 from app.db import make_engine
 from app.deps import LoginRequired
 from app.evidence_writer import EvidenceWriter
+from app.housekeeping import Housekeeping
+from app.leadership import leadership_for
 from app.migrate import check_schema_is_current
 from app.portfolio.signing import load_or_create_key
 from app.routes import (
@@ -43,9 +46,7 @@ logger = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 24 * 1024 * 1024
 
-RESTART_REASON = (
-    "The server restarted while this attempt was queued or running; its run was lost. Run it again."
-)
+RESTART_REASON = "The server restarted while this replay was queued; run it again."
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -56,27 +57,38 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_overflow=settings.db_max_overflow,
         pool_timeout_s=settings.db_pool_timeout_s,
     )
-    # The writer thread gets a connection of its own: however busy the request handlers are,
-    # storing run results never waits for the shared pool.
-    writer_engine = make_engine(settings.database_url, pool_size=1, max_overflow=1)
+    # The writer and housekeeping threads get connections of their own: however busy the
+    # request handlers are, ending a run never waits for the shared pool.
+    writer_engine = make_engine(settings.database_url, pool_size=2, max_overflow=1)
     broker = AttemptEventBroker()
     writer = EvidenceWriter(writer_engine, broker)
     runner = AttemptRunner(settings, sink=writer)
+    housekeeping = Housekeeping(
+        writer_engine,
+        runner,
+        settings,
+        leadership_for(settings.database_url),
+        on_ended=broker.publish,
+    )
+    change_feed = change_feed_for(settings.database_url, engine, broker)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         check_schema_is_current(engine, settings.database_url)
-        with Session(engine) as session:
-            reaped = evidence.reap_unfinished(session, reason=RESTART_REASON)
-            replays.reap_unfinished_replays(session, reason=RESTART_REASON)
-        if reaped:
-            logger.warning("ended %d attempts left over from a previous run", len(reaped))
         writer.start()
         # Starting a cluster blocks for seconds; keep it off the event loop.
         await run_in_threadpool(runner.start)
+        if runner.embedded:  # a new cluster: nothing an earlier one was replaying will report
+            with Session(engine) as session:
+                replays.reap_unfinished_replays(session, reason=RESTART_REASON)
+        # Its first sweep ends the attempts an earlier cluster left unfinished.
+        await run_in_threadpool(housekeeping.start)
+        change_feed.start()
         try:
             yield
         finally:
+            change_feed.stop()
+            housekeeping.stop()
             await run_in_threadpool(runner.stop)
             writer.stop()
             writer_engine.dispose()

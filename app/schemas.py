@@ -37,6 +37,7 @@ class SessionInfo(BaseModel):
 class AttemptLinks(BaseModel):
     self: str
     events: str
+    cancel: str
     page: str
 
 
@@ -78,6 +79,7 @@ class AttemptFields(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     compute_s: float | None
+    cancel_requested_at: datetime | None
 
 
 class AttemptPublic(AttemptFields):
@@ -91,6 +93,7 @@ def attempt_links(attempt_id: int) -> AttemptLinks:
     return AttemptLinks(
         self=f"/api/attempts/{attempt_id}",
         events=f"/api/attempts/{attempt_id}/events",
+        cancel=f"/api/attempts/{attempt_id}/cancel",
         page=f"/attempts/{attempt_id}",
     )
 
@@ -107,6 +110,7 @@ ERROR_MEANINGS = {
     401: "Not logged in: log in through the form, then read the CSRF token from /api/session.",
     403: "Missing or wrong CSRF token: send it as X-CSRF-Token.",
     404: "No such drill or attempt, or one you may not read (answered alike).",
+    409: "The attempt has already ended: there is nothing to cancel.",
     413: "The body is larger than the server accepts (24 MB).",
     422: "A field is invalid (out of range, unknown, or text with NUL or a lone surrogate).",
 }

@@ -1,62 +1,75 @@
-"""The live event stream of one attempt: what is stored so far, then what arrives, then done."""
+"""The live event stream of one attempt: status, then its points as they are stored, then done.
+
+The database is the source of every event: the stream keeps a cursor (the highest metric point id
+it has sent) and, each time the attempt changes, sends the points stored after it. The cursor is
+the SSE event id of each `points` event, so a browser that reconnects (`Last-Event-ID`) or a page
+that already drew some points (`?after=`) gets only what it lacks: no point is shown twice or
+missed, whichever web process wrote, announced or serves it.
+"""
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
-from app import evidence
 from app.broker import AttemptEventBroker
-from app.models import Attempt
+from app.models import Attempt, AttemptStatus, MetricPoint
+
+# A stream looks at the database at least this often even without a wake-up: the backstop for
+# one lost while a change feed reconnects. Cheap: one indexed query per open stream.
+LOOK_ANYWAY_S = 2.0
 
 
-def _snapshot(engine: Engine, attempt_id: int) -> tuple[str, bool, dict[str, list[list[Any]]]]:
+@dataclass(frozen=True)
+class Snapshot:
+    status: str
+    points: list[tuple[int, str, int, float | None]]  # (id, metric, step, value), by id
+
+    @property
+    def final(self) -> bool:
+        return AttemptStatus(self.status).is_final
+
+
+def read_after(engine: Engine, attempt_id: int, cursor: int) -> Snapshot:
+    """The attempt's status and its points stored after `cursor`. Status is read first: points
+    read after a final status are all there is (the final record is stored in one transaction)."""
     with Session(engine) as session:
-        attempt = session.get(Attempt, attempt_id)
-        assert attempt is not None
-        return attempt.status, attempt.final, evidence.metric_series(session, attempt_id=attempt_id)
+        status = session.exec(select(Attempt.status).where(Attempt.id == attempt_id)).one()
+        rows = session.exec(
+            select(MetricPoint.id, MetricPoint.name, MetricPoint.step, MetricPoint.value)
+            .where(MetricPoint.attempt_id == attempt_id, col(MetricPoint.id) > cursor)
+            .order_by(col(MetricPoint.id))
+        ).all()
+    return Snapshot(status, [(int(i or 0), name, step, value) for i, name, step, value in rows])
 
 
-def _finite_or_none(value: Any) -> float | None:
-    return value if isinstance(value, int | float) and value == value else None
+def points_event(points: list[tuple[int, str, int, float | None]]) -> dict[str, str]:
+    payload = [[name, step, value] for _, name, step, value in points]
+    return {"event": "points", "id": str(points[-1][0]), "data": json.dumps({"points": payload})}
 
 
 async def attempt_events(
-    engine: Engine, broker: AttemptEventBroker, attempt_id: int
-) -> AsyncIterator[dict[str, str]]:
-    # Subscribe before reading the store, so nothing published in between is missed; points
-    # already sent from the store are skipped by step.
+    engine: Engine, broker: AttemptEventBroker, attempt_id: int, *, after: int = 0
+) -> AsyncIterator[dict[str, Any]]:
+    # Subscribe before the first read, so a change stored in between still wakes the loop.
     subscription = broker.subscribe(attempt_id)
     try:
-        status, final, series = await run_in_threadpool(_snapshot, engine, attempt_id)
-        last_step = {name: points[-1][0] for name, points in series.items() if points}
-        backlog = [[name, step, value] for name, points in series.items() for step, value in points]
-        yield {"event": "status", "data": status}
-        if backlog:
-            yield {"event": "points", "data": json.dumps({"points": backlog})}
-        if final:
-            yield {"event": "done", "data": status}
-            return
+        cursor, status = after, None
         while True:
-            event = await subscription.queue.get()
-            if event.kind == "points":
-                fresh = [
-                    [name, step, _finite_or_none(value)]
-                    for name, step, value in event.data["points"]
-                    if step > last_step.get(name, -1)
-                ]
-                for name, step, _ in fresh:
-                    last_step[name] = step
-                if fresh:
-                    yield {"event": "points", "data": json.dumps({"points": fresh})}
-            elif event.kind == "status" and event.data["status"] != status:
-                status = str(event.data["status"])
+            snapshot = await run_in_threadpool(read_after, engine, attempt_id, cursor)
+            if snapshot.status != status:
+                status = snapshot.status
                 yield {"event": "status", "data": status}
-            elif event.kind == "done":
-                yield {"event": "done", "data": str(event.data["status"])}
+            if snapshot.points:
+                cursor = snapshot.points[-1][0]
+                yield points_event(snapshot.points)
+            if snapshot.final:
+                yield {"event": "done", "data": status}
                 return
+            await subscription.wait(LOOK_ANYWAY_S)
     finally:
         broker.unsubscribe(attempt_id, subscription)

@@ -96,10 +96,12 @@ def attempt_context(
         attempt.signature or {},
         hypotheses=(attempt.observed_hypothesis, attempt.hypothesis),
     )
+    series, cursor = evidence.series_and_cursor(session, attempt_id=attempt.id)
     return {
         "attempt": attempt,
         "drill": drill,
-        "series": evidence.metric_series(session, attempt_id=attempt.id),
+        "series": series,
+        "cursor": cursor,
         "references": reference_lines(drill, attempt.signature or {}),
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
         "observed_text": hypotheses.get(attempt.observed_hypothesis or "", None),
@@ -113,6 +115,10 @@ def attempt_context(
         and attempt.final
         and can_review_work_of(session, viewer, attempt.learner_id),
         "can_explain": viewer is not None and viewer.id == attempt.learner_id,
+        "can_cancel": viewer is not None
+        and viewer.id == attempt.learner_id
+        and not attempt.final
+        and attempt.cancel_requested_at is None,
     }
 
 

@@ -59,10 +59,16 @@ class Session:
         with self.opener.open(f"{self.url}/api/session", timeout=60) as response:
             self.csrf_token = json.load(response)["csrf_token"]
 
-    def open(self, path: str, body: dict[str, Any] | None = None, timeout: float = 60) -> Any:
+    def open(
+        self,
+        path: str,
+        body: dict[str, Any] | None = None,
+        timeout: float = 60,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", "X-CSRF-Token": self.csrf_token}
-        request = urllib.request.Request(self.url + path, data=data, headers=headers)
+        sent = {"Content-Type": "application/json", "X-CSRF-Token": self.csrf_token}
+        request = urllib.request.Request(self.url + path, data=data, headers=sent | (headers or {}))
         return self.opener.open(request, timeout=timeout)
 
     def get_json(self, path: str) -> Any:
@@ -81,6 +87,11 @@ class StreamLog:
     events: list[tuple[str, str]] = field(default_factory=list)
     first_point_at: float | None = None  # time.perf_counter()
     done_at: float | None = None
+    last_event_id: str | None = None  # as a browser keeps it, to send back on reconnecting
+
+    @property
+    def points_events(self) -> list[str]:
+        return [data for event, data in self.events if event == "points"]
 
     @property
     def points(self) -> list[tuple[str, int]]:
@@ -93,20 +104,34 @@ class StreamLog:
         ]
 
 
-def follow(session: Session, events_path: str, timeout: float = 300) -> StreamLog:
-    """Read an attempt's event stream until `done` (or until the server ends it)."""
-    log = StreamLog()
-    with session.open(events_path, timeout=timeout) as stream:
+def follow(
+    session: Session,
+    events_path: str,
+    timeout: float = 300,
+    *,
+    last_event_id: str | None = None,
+    hang_up_after_points: int | None = None,
+) -> StreamLog:
+    """Read an attempt's event stream until `done` (or until the server ends it). As a browser
+    does: keep the last event id, and send it back (`last_event_id`) when reconnecting.
+    `hang_up_after_points`: drop the connection after that many `points` events."""
+    log = StreamLog(last_event_id=last_event_id)
+    headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
+    with session.open(events_path, timeout=timeout, headers=headers) as stream:
         event = ""
         for raw in stream:
             line = raw.decode().strip()
             if line.startswith("event:"):
                 event = line.split(":", 1)[1].strip()
+            elif line.startswith("id:"):
+                log.last_event_id = line.split(":", 1)[1].strip()
             elif line.startswith("data:"):
                 log.events.append((event, line.split(":", 1)[1].strip()))
                 if event == "points" and log.first_point_at is None:
                     log.first_point_at = time.perf_counter()
                 if event == "done":
                     log.done_at = time.perf_counter()
+                    return log
+                if event == "points" and len(log.points_events) == hang_up_after_points:
                     return log
     return log

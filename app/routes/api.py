@@ -1,21 +1,29 @@
 """The JSON API: drills, attempts and their live events."""
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Header, HTTPException, Query, Request
 from sse_starlette import EventSourceResponse
 
 from app import evidence
-from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
+from app.attempts import (
+    AlreadyEnded,
+    AttemptRequest,
+    InvalidAttempt,
+    cancel_attempt,
+    start_attempt,
+)
 from app.deps import (
     AttemptDep,
     BrokerDep,
     CurrentUser,
     EngineDep,
+    OwnAttemptDep,
     RunnerDep,
     SessionDep,
     drill_from_path,
 )
+from app.models import MAX_ROW_ID
 from app.schemas import (
     AttemptCreate,
     AttemptCreated,
@@ -99,14 +107,38 @@ def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
     )
 
 
+@router.post(
+    "/attempts/{attempt_id}/cancel",
+    status_code=202,
+    responses=error_responses(401, 403, 404, 409, 422),
+)
+def cancel(attempt: OwnAttemptDep, session: SessionDep) -> AttemptPublic:
+    """Cancel one of your attempts: a queued one ends `cancelled` at once; a running one stops
+    at its next reported step (within about a second) and ends `cancelled` with its points."""
+    assert attempt.id is not None
+    try:
+        attempt = cancel_attempt(session, attempt_id=attempt.id)
+    except AlreadyEnded as error:
+        raise HTTPException(status_code=409, detail=str(error)) from None
+    return get_attempt(attempt, session)
+
+
 @router.get("/attempts/{attempt_id}/events", responses=error_responses(401, 404, 422))
 def stream_attempt(
-    attempt: AttemptDep, session: SessionDep, engine: EngineDep, broker: BrokerDep
+    attempt: AttemptDep,
+    session: SessionDep,
+    engine: EngineDep,
+    broker: BrokerDep,
+    after: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
+    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_ROW_ID)] = None,
 ) -> EventSourceResponse:
-    """Server-sent events: `status`, `points` ({"points": [[metric, step, value], ...]}), `done`."""
+    """Server-sent events: `status`, `points` ({"points": [[metric, step, value], ...]}; each
+    with an id, the stream's cursor), `done`. Points after `after`, or after the `Last-Event-ID`
+    a reconnecting browser sends, so none is sent twice."""
     assert attempt.id is not None
     # The request's session (used above to check who may read this) would otherwise keep its
     # pooled connection for as long as the stream stays open: a class watching its runs would
     # hold the whole pool. The stream reads in short sessions of its own.
     session.close()
-    return EventSourceResponse(attempt_events(engine, broker, attempt.id), ping=15)
+    cursor = max(after, last_event_id or 0)
+    return EventSourceResponse(attempt_events(engine, broker, attempt.id, after=cursor), ping=15)

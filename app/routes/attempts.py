@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import evidence, explanations, replays
 from app.access import can_review_work_of
-from app.attempts import AttemptRequest, InvalidAttempt, start_attempt
+from app.attempts import AlreadyEnded, AttemptRequest, InvalidAttempt, cancel_attempt, start_attempt
 from app.deps import (
     AttemptDep,
     CurrentUser,
@@ -110,6 +110,24 @@ def attempt_panel(
     context = attempt_context(session, attempt, user)
     return templates.TemplateResponse(
         request, "partials/attempt_panel.html", context, headers=headers
+    )
+
+
+@router.post("/attempts/{attempt_id}/cancel", response_model=None)
+def cancel_from_page(
+    request: Request, attempt: OwnAttemptDep, session: SessionDep, user: CurrentUser
+) -> Response:
+    assert attempt.id is not None
+    try:
+        attempt = cancel_attempt(session, attempt_id=attempt.id)
+    except AlreadyEnded as error:
+        if not is_htmx(request):
+            return Response(str(error), status_code=409)
+        # It ended meanwhile: the panel shows how.
+    if not is_htmx(request):
+        return RedirectResponse(f"/attempts/{attempt.id}", status_code=303)
+    return templates.TemplateResponse(
+        request, "partials/attempt_panel.html", attempt_context(session, attempt, user)
     )
 
 

@@ -1,7 +1,10 @@
 """What the runner reports about the runs it dispatched, and the sink it reports them to.
 
-The runner knows nothing of the database or the live streams: it hands each event to the sink it
-was given (`app.evidence_writer.EvidenceWriter` in the web process, a list in a test), so the
+Workers store their runs' progress themselves (`app.runner.progress_store`); these are what this
+web process hears first: a lost worker, a task that never ran, a record that was not stored.
+
+The dispatcher knows nothing of the database or the live streams: it hands each event to the sink
+it was given (`app.evidence_writer.EvidenceWriter` in the web process, a list in a test), so the
 dependency points one way, from the services to the runner.
 """
 
@@ -12,18 +15,6 @@ from app.models import AttemptStatus
 
 # (metric name, step, value); non-finite values arrive as "nan"/"inf"/"-inf" strings.
 Point = tuple[str, int, float | str | None]
-
-
-@dataclass(frozen=True)
-class Started:
-    attempt_id: int
-    worker: str
-
-
-@dataclass(frozen=True)
-class Points:
-    attempt_id: int
-    points: list[Point]
 
 
 @dataclass(frozen=True)
@@ -50,7 +41,7 @@ class ReplayDone:
     error: str | None = None
 
 
-RunEvent = Started | Points | Finished | Ended | ReplayDone
+RunEvent = Finished | Ended | ReplayDone
 
 
 class EventSink(Protocol):

@@ -1,10 +1,11 @@
-"""The function a Dask worker runs for one attempt.
+"""The functions a Dask worker runs: one attempt, or one replay.
 
-It only wraps `drills.core.runner.run_drill`: progress goes back through Dask's event channel, so
-the worker never needs the web server's disk or database.
+An attempt's worker stores its own progress in the database (`progress_store`), so the run
+outlives the web process that sent it, and no point travels through the web process or Dask's
+event channel. The worker needs the app's code and a route to the database, nothing from the web
+server's disk.
 """
 
-import os
 from typing import Any
 
 from distributed import get_worker
@@ -12,28 +13,35 @@ from distributed import get_worker
 
 def execute_attempt(
     attempt_id: int,
-    topic: str,
+    database_url: str,
     drill: str,
     knobs: dict[str, Any],
     seed: int,
     time_limit_s: float,
     memory_limit_mb: float | None,
 ) -> dict[str, Any]:
+    """Run the attempt and store it. Returns {"stored": True}, or, when the database could not
+    take the final record, {"stored": False, "record": ...} for the web process to store."""
     # Imported on the worker only: the web process that submits this function never loads torch.
+    from app.runner.progress_store import ProgressStore
     from drills.core.limits import Limits
     from drills.core.runner import run_drill
 
-    worker = get_worker()
-    worker.log_event(
-        topic,
-        {"attempt": attempt_id, "kind": "started", "worker": worker.address, "pid": os.getpid()},
+    store = ProgressStore(database_url, attempt_id)
+    if not store.claim(get_worker().address):
+        return {"stored": True, "ran": False}  # ended (e.g. cancelled) before a worker was free
+    limits = Limits(
+        time_limit_s=time_limit_s,
+        memory_limit_mb=memory_limit_mb,
+        stop_requested=store.cancel_requested.is_set,
     )
-
-    def emit(points: list[tuple[str, int, float]]) -> None:
-        worker.log_event(topic, {"attempt": attempt_id, "kind": "points", "points": points})
-
-    limits = Limits(time_limit_s=time_limit_s, memory_limit_mb=memory_limit_mb)
-    return run_drill(drill, knobs, seed, emit=emit, limits=limits)
+    with store.heartbeat():
+        record = run_drill(drill, knobs, seed, emit=store.add_points, limits=limits)
+    try:
+        store.finish(record)
+    except Exception:
+        return {"stored": False, "ran": True, "record": record}
+    return {"stored": True, "ran": True}
 
 
 def execute_replay(

@@ -1,4 +1,5 @@
-"""Cooperative time and memory limits, checked whenever a drill reports a metric.
+"""Cooperative time and memory limits and a stop request, checked whenever a drill reports a
+metric.
 
 The worker that runs a drill should still enforce a hard limit (kill the process); these checks
 let a run stop cleanly with its metrics so far and a clear status.
@@ -24,6 +25,9 @@ class Limits:
     # Resident set size of the whole process, in MB. A warm worker already holds ~300 MB of
     # torch, so there is no cap by default; the web app passes one (e.g. 2048).
     memory_limit_mb: float | None = None
+    # Asked at every reported metric: True stops the run there, as `cancelled` (the web app's
+    # worker answers it from the learner's cancel request, read with its heartbeat).
+    stop_requested: Callable[[], bool] | None = None
 
 
 class TimeLimitExceeded(Exception):
@@ -31,6 +35,10 @@ class TimeLimitExceeded(Exception):
 
 
 class MemoryLimitExceeded(Exception):
+    pass
+
+
+class RunCancelled(Exception):
     pass
 
 
@@ -62,6 +70,9 @@ class LimitedReporter:
         self._inner.metric(name, step, value)
 
     def check(self, step: int) -> None:
+        stop_requested = self._limits.stop_requested
+        if stop_requested is not None and stop_requested():
+            raise RunCancelled(f"cancelled at step {step}, as asked")
         now = self._clock()
         elapsed = now - self._started_at
         if elapsed > self._limits.time_limit_s:

@@ -13,7 +13,13 @@ from drills.core.command import replay_command
 from drills.core.contract import Drill, DrillError, DrillOutcome
 from drills.core.digest import json_safe, metrics_digest
 from drills.core.knobs import resolve_knobs
-from drills.core.limits import LimitedReporter, Limits, MemoryLimitExceeded, TimeLimitExceeded
+from drills.core.limits import (
+    LimitedReporter,
+    Limits,
+    MemoryLimitExceeded,
+    RunCancelled,
+    TimeLimitExceeded,
+)
 from drills.core.recorder import Emit, MetricRecorder
 from drills.core.registry import get_drill
 from drills.core.seed import MAX_SEED
@@ -56,6 +62,8 @@ def run_drill(
         status, error = "timed_out", str(exc)
     except MemoryLimitExceeded as exc:
         status, error = "resource_limit", str(exc)
+    except RunCancelled as exc:
+        status, error = "cancelled", str(exc)
     except Exception as exc:  # an unexpected bug in a drill still ends as a record
         status, error = "error", f"{type(exc).__name__}: {exc}"
     compute_s = time.monotonic() - started

@@ -8,6 +8,7 @@ Create Date: 2026-11-30 19:00:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
+import sqlmodel
 from alembic import op
 
 revision: str = "0010"
@@ -19,8 +20,12 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     with op.batch_alter_table("attempt", schema=None) as batch_op:
         batch_op.add_column(sa.Column("scheduler_id", sa.String(length=100), nullable=True))
-        batch_op.add_column(sa.Column("heartbeat_at", sa.DateTime(), nullable=True))
-        batch_op.add_column(sa.Column("cancel_requested_at", sa.DateTime(), nullable=True))
+        batch_op.add_column(
+            sa.Column("heartbeat_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True)
+        )
+        batch_op.add_column(
+            sa.Column("cancel_requested_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True)
+        )
 
 
 def downgrade() -> None:

@@ -103,9 +103,11 @@ def add_unfinished_attempt(
     learner_id: int = LOCAL_LEARNER_ID,
     *,
     status: AttemptStatus = AttemptStatus.queued,
+    scheduler_id: str | None = None,
 ) -> int:
     """An attempt the database says is queued or running, with no worker behind it: whatever
-    ends it (a test's writer message, the start-up reaper) is what the test is about."""
+    ends it (a test's writer message, the housekeeping) is what the test is about. A running
+    app's housekeeping ends it at once unless it names that app's scheduler."""
     attempt = Attempt(
         learner_id=learner_id,
         drill_slug=DRILL,
@@ -116,6 +118,9 @@ def add_unfinished_attempt(
         seed=0,
         command=f"python -m drills run {DRILL} --seed 0",
         status=status,
+        scheduler_id=scheduler_id,
+        started_at=utcnow() if status == AttemptStatus.running else None,
+        heartbeat_at=utcnow() if status == AttemptStatus.running else None,
     )
     return _save(engine, attempt)
 

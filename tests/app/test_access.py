@@ -31,7 +31,7 @@ from tests.app.factories import (
 )
 
 ACTORS = ("anonymous", "learner_a", "learner_b", "other_instructor", "instructor", "admin")
-OK, LOGIN, UNAUTHORIZED, FORBIDDEN, HIDDEN, INVALID = 200, 303, 401, 403, 404, 422
+OK, LOGIN, UNAUTHORIZED, FORBIDDEN, HIDDEN, CONFLICT, INVALID = 200, 303, 401, 403, 404, 409, 422
 
 # (method, path) -> expected status for each actor, in the order of ACTORS. The records are
 # learner A's (A is in cohort C1, run by "instructor"; B is in C2, run by "other_instructor").
@@ -52,6 +52,13 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/attempts/{attempt_id}/explanation"): (
         LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
     ),
+    # Only the learner who ran it cancels it; these runs have ended, so their owner gets 409.
+    ("POST", "/attempts/{attempt_id}/cancel"): (
+        LOGIN, CONFLICT, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("POST", "/api/attempts/{attempt_id}/cancel"): (
+        UNAUTHORIZED, CONFLICT, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
     ("GET", "/submissions/{submission_id}"): READ_OWN_WORK,
     # The learner reads their submission but cannot review it.
     ("POST", "/submissions/{submission_id}/reviews"): (
@@ -69,6 +76,8 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
 }  # fmt: skip
 
 INVALID_FORMS = {
+    "/attempts/{attempt_id}/cancel": {},
+    "/api/attempts/{attempt_id}/cancel": {},
     "/attempts/{attempt_id}/explanation": {"mechanism": ""},
     "/submissions/{submission_id}/reviews": {"decision": "maybe"},
     "/admin/users/{user_id}/role": {"role": "emperor"},

@@ -273,6 +273,17 @@ def api_answers(client: TestClient) -> dict[tuple[str, str], set[int]]:
             client.get(path.format(attempt_id=999_999)),
             client.get(path.format(attempt_id=2**64)),
         ]
+    cancel = "/api/attempts/{attempt_id}/cancel"
+    cancelled = client.post(cancel.format(attempt_id=attempt_id))
+    assert cancelled.status_code == 202, cancelled.text
+    wait_until_final(client, attempt_id)
+    answers[("post", cancel)] = [
+        anonymous.post(cancel.format(attempt_id=attempt_id)),
+        client.post(cancel.format(attempt_id=attempt_id), headers={"X-CSRF-Token": "wrong"}),
+        client.post(cancel.format(attempt_id=999_999)),
+        client.post(cancel.format(attempt_id=attempt_id)),  # ended: 409
+        client.post(cancel.format(attempt_id=2**64)),
+    ]
     anonymous.close()
     return {route: {response.status_code for response in got} for route, got in answers.items()}
 

@@ -2,7 +2,7 @@
 changes); no GET changes anything."""
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from tests.app.factories import (
     add_explanation,
     add_review,
     add_submission,
+    add_unfinished_attempt,
     add_user,
     engine_of,
     fill,
@@ -85,6 +86,10 @@ def world(anonymous: TestClient) -> Iterator[World]:
     reviewed_b = add_submission(engine, b, failed_b, fixed_b, status="changes_requested")
     add_review(engine, reviewed_b, i2, comment="Say why.", decision="changes_requested")
     pending_b = add_submission(engine, b, failed_b, fixed_b, version=2)
+    # Queued with no task behind them (the cases cancel them); on this app's scheduler, so its
+    # housekeeping leaves them alone.
+    scheduler = app.state.runner.scheduler_id
+    queued = [add_unfinished_attempt(engine, a, scheduler_id=scheduler) for _ in range(2)]
     clients = {
         "learner_a": signed_in(app, "learner-a"),
         "learner_b": signed_in(app, "learner-b"),
@@ -101,23 +106,35 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "failed_a": failed_a,
         "fixed_a": fixed_a,
         "pending_b": pending_b,
+        "queued_a": queued[0],
+        "queued_a_api": queued[1],
     }
     world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
     yield world
+    with Session(engine) as session:
+        for attempt_id in queued:  # no worker will ever end these
+            attempt = session.get(Attempt, attempt_id)
+            assert attempt is not None
+            if not attempt.final:
+                attempt.status = AttemptStatus.failed
+                session.add(attempt)
+        session.commit()
     wait_for_runs(engine)
     for client in [*clients.values(), *world.spare]:
         client.close()
 
 
-def wait_for_runs(engine: Engine, timeout: float = 60) -> None:
+def wait_for_runs(engine: Engine, timeout: float = 60, *, idle: Iterable[int] = ()) -> None:
     """Let every run (and replay) a test started finish, so none is cut off when the app
-    stops and none writes during the next case's before/after comparison."""
+    stops and none writes during the next case's before/after comparison. `idle`: attempts
+    with no task behind them (the cancel cases' placeholders)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with Session(engine) as session:
             busy = session.exec(
                 select(Attempt.id).where(
-                    col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running])
+                    col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running]),
+                    col(Attempt.id).not_in(list(idle)),
                 )
             ).all()
             # A replay is a run too: it writes its verdict when it ends.
@@ -157,6 +174,8 @@ CASE_ROUTES = {
     ("POST", "/drills/{slug}/attempts"),
     ("POST", "/attempts/{attempt_id}/explanation"),
     ("POST", "/attempts/{attempt_id}/replays"),
+    ("POST", "/attempts/{attempt_id}/cancel"),
+    ("POST", "/api/attempts/{attempt_id}/cancel"),
     ("POST", "/drills/{slug}/submissions"),
     ("POST", "/submissions/{submission_id}/reviews"),
     ("POST", "/cohorts"),
@@ -201,6 +220,12 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
         ),
         ("POST", "/attempts/{attempt_id}/replays"): Case(
             c["instructor"], f"/attempts/{ids['fixed_a']}/replays", 303, form={}
+        ),
+        ("POST", "/attempts/{attempt_id}/cancel"): Case(
+            c["learner_a"], f"/attempts/{ids['queued_a']}/cancel", 303, form={}
+        ),
+        ("POST", "/api/attempts/{attempt_id}/cancel"): Case(
+            c["learner_a"], f"/api/attempts/{ids['queued_a_api']}/cancel", 202, json={}
         ),
         ("POST", "/drills/{slug}/submissions"): Case(
             c["learner_a"],
@@ -307,13 +332,14 @@ def test_a_missing_or_wrong_token_gets_403_and_changes_nothing(world: World) -> 
                 )
                 break  # the first hole is enough; the state has moved on anyway
         else:
-            check_control(case, own, wrong, f"{method} {path}", world.engine)
+            check_control(case, own, wrong, f"{method} {path}", world)
     assert not wrong, "\n".join(wrong)
 
 
-def check_control(case: Case, own: str, wrong: list[str], route: str, engine: Engine) -> None:
+def check_control(case: Case, own: str, wrong: list[str], route: str, world: World) -> None:
     """The same request with the right token (as a plain form sends it) goes through, which
     shows that the refusals above were about the token and nothing else."""
+    engine = world.engine
     rows, probe = snapshot(engine), case.probe()
     if case.json is not None:
         response = send(case, header=own, field=None)
@@ -323,7 +349,8 @@ def check_control(case: Case, own: str, wrong: list[str], route: str, engine: En
         wrong.append(f"{route} with the right token: {response.status_code}")
     elif case.changes_state and snapshot(engine) == rows and case.probe() == probe:
         wrong.append(f"{route} with the right token changed nothing")
-    wait_for_runs(engine)  # a run it started writes on: let it end before the next snapshot
+    # A run it started writes on: let it end before the next snapshot.
+    wait_for_runs(engine, idle=(world.ids["queued_a"], world.ids["queued_a_api"]))
 
 
 def test_the_token_is_the_one_the_page_and_the_api_hand_out(client: TestClient) -> None:

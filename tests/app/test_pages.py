@@ -56,7 +56,7 @@ def test_running_from_the_form_returns_the_live_panel(client: TestClient) -> Non
     assert response.status_code == 200
     assert response.headers["HX-Trigger"] == "attempts-changed"
     attempt_id = int(re.search(r'data-attempt="(\d+)"', response.text).group(1))  # type: ignore[union-attr]
-    assert f'sse-connect="/api/attempts/{attempt_id}/events"' in response.text
+    assert f'sse-connect="/api/attempts/{attempt_id}/events?after=' in response.text
     wait_until_final(client, attempt_id)
     final = client.get(f"/attempts/{attempt_id}/panel", headers=HTMX).text
     assert "sse-connect" not in final

@@ -5,10 +5,13 @@ import threading
 import time
 from collections.abc import Callable
 
+from sqlmodel import Session as DatabaseSession
+
+from app import evidence
 from app.config import Settings
 from app.main import create_app
 from app.models import AttemptStatus
-from app.runner.events import Ended, Points
+from app.runner.events import Ended
 from bench.learner import Session, StreamLog, follow
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import PASSWORD, make_user
@@ -22,11 +25,18 @@ def test_open_streams_hold_no_connection_and_pages_keep_answering(
 ) -> None:
     # A pool of two connections that gives up after 2 s: a stream keeping its request's
     # connection would starve the third request.
-    app = create_app(make_settings(db_pool_size=2, db_max_overflow=0, db_pool_timeout_s=2))
+    # (The attempt below has no worker to send heartbeats: the housekeeping must not end it.)
+    settings = make_settings(
+        db_pool_size=2, db_max_overflow=0, db_pool_timeout_s=2, heartbeat_timeout_s=600
+    )
+    app = create_app(settings)
     with serving(app) as url:
         learner = make_user(app.state.engine, "learner-a")
         attempt_id = add_unfinished_attempt(
-            app.state.engine, learner.saved_id, status=AttemptStatus.running
+            app.state.engine,
+            learner.saved_id,
+            status=AttemptStatus.running,
+            scheduler_id=app.state.runner.scheduler_id,
         )
         browser = Session.logged_in(url, "learner-a", PASSWORD)
         logs = [StreamLog() for _ in range(STREAMS)]
@@ -51,9 +61,12 @@ def test_open_streams_hold_no_connection_and_pages_keep_answering(
             # Well under the pool timeout: the request did not wait for a connection.
             assert time.monotonic() - started < 1.5, path
 
-        writer = app.state.writer
-        writer.put(Points(attempt_id, [("loss", 0, 1.0), ("loss", 1, 0.5)]))
-        writer.put(Ended(attempt_id, AttemptStatus.failed, "ended by the test"))
+        # As a worker stores them: the streams hear of them through the change feed.
+        with DatabaseSession(app.state.engine) as session:
+            points = [("loss", 0, 1.0), ("loss", 1, 0.5)]
+            evidence.insert_points(session, attempt_id=attempt_id, points=points)
+            session.commit()
+        app.state.writer.put(Ended(attempt_id, AttemptStatus.failed, "ended by the test"))
         for watcher in watchers:
             watcher.join(timeout=20)
 

@@ -1,7 +1,6 @@
 """The watchdog: a run stuck where the drill's own limit checks never get a say (inside one long
 operation) is ended `timed_out` and its worker process replaced."""
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,15 +15,16 @@ from app.runner import dispatcher
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
 
 
-def stuck_run(attempt_id: int, topic: str, *_: Any) -> dict[str, Any]:
-    """Stands in for execute_attempt: says it started, then never reports again."""
-    worker = get_worker()
-    worker.log_event(
-        topic,
-        {"attempt": attempt_id, "kind": "started", "worker": worker.address, "pid": os.getpid()},
-    )
-    time.sleep(120)
-    return {}
+def stuck_run(attempt_id: int, database_url: str, *_: Any) -> dict[str, Any]:
+    """Stands in for execute_attempt: claims the attempt and keeps its heartbeat going (as a
+    worker stuck inside one long op does), but never reports a step."""
+    from app.runner.progress_store import ProgressStore
+
+    store = ProgressStore(database_url, attempt_id)
+    store.claim(get_worker().address)
+    with store.heartbeat():
+        time.sleep(120)
+    return {"stored": True}
 
 
 @pytest.mark.slow  # restarts a worker of the shared cluster (a fresh torch process)

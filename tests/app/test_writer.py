@@ -1,5 +1,7 @@
-"""The evidence writer never drops a message: a database that says "not now" is tried again until
-it takes the write; a message that can never be stored ends its attempt `failed`, saying why."""
+"""The evidence writer (a web process's verdicts and the records a worker could not store) never
+drops a message: a database that says "not now" is tried again until it takes the write; a
+message that can never be stored ends its attempt `failed`, saying why; an attempt that has
+already ended is left as it is."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +16,7 @@ from app.broker import AttemptEventBroker
 from app.db import make_engine
 from app.evidence_writer import EvidenceWriter
 from app.models import Attempt, AttemptStatus, MetricPoint
-from app.runner.events import Finished, Points, Started
+from app.runner.events import Ended, Finished
 from tests.app.factories import add_unfinished_attempt
 
 
@@ -36,40 +38,42 @@ def run_writer(engine: Engine, *messages: Any) -> list[float]:
     return pauses
 
 
-def test_a_locked_database_is_retried_until_the_points_are_stored(
+def store_points(engine: Engine, attempt_id: int, points: list[tuple[str, int, float]]) -> None:
+    """As the attempt's worker stores them while it runs."""
+    with Session(engine) as session:
+        evidence.insert_points(session, attempt_id=attempt_id, points=points)
+        session.commit()
+
+
+def test_a_locked_database_is_retried_until_the_record_is_stored(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    attempt_id = add_unfinished_attempt(engine)
-    real_add_points = evidence.add_points
+    attempt_id = add_unfinished_attempt(engine, status=AttemptStatus.running)
+    real_finish = evidence.finish_from_record
     refusals = iter([True, True, True])
 
-    def add_points_after_three_refusals(session: Session, **kwargs: Any) -> None:
+    def finish_after_three_refusals(session: Session, **kwargs: Any) -> None:
         if next(refusals, False):
-            raise OperationalError("INSERT", {}, Exception("database is locked"))
-        real_add_points(session, **kwargs)
+            raise OperationalError("UPDATE", {}, Exception("database is locked"))
+        real_finish(session, **kwargs)
 
-    monkeypatch.setattr(evidence, "add_points", add_points_after_three_refusals)
-    pauses = run_writer(
-        engine,
-        Started(attempt_id, "tls://127.0.0.1:1"),
-        Points(attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0)]),
-    )
+    monkeypatch.setattr(evidence, "finish_from_record", finish_after_three_refusals)
+    record = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0]]}}
+    pauses = run_writer(engine, Finished(attempt_id, record))
     assert len(pauses) == 3 and pauses == sorted(pauses)  # growing pauses between tries
     with Session(engine) as session:
         series = evidence.metric_series(session, attempt_id=attempt_id)
         attempt = session.get(Attempt, attempt_id)
-        assert attempt is not None and attempt.status == AttemptStatus.running
+        assert attempt is not None and attempt.status == AttemptStatus.succeeded
     assert series == {"loss": [[0, 2.0], [1, 1.0]]}
 
 
 def test_a_record_that_cannot_be_stored_ends_the_attempt_failed_with_the_reason(
     engine: Engine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    attempt_id = add_unfinished_attempt(engine)
+    attempt_id = add_unfinished_attempt(engine, status=AttemptStatus.running)
     broken_record = {"status": "ok", "metrics": {"loss": [["not a step", 1.0]]}}
-    run_writer(
-        engine, Started(attempt_id, "tls://127.0.0.1:1"), Finished(attempt_id, broken_record)
-    )
+    run_writer(engine, Finished(attempt_id, broken_record))
     with Session(engine) as session:
         attempt = session.get(Attempt, attempt_id)
         assert attempt is not None
@@ -82,27 +86,36 @@ def test_a_record_that_cannot_be_stored_ends_the_attempt_failed_with_the_reason(
 def test_the_final_record_adds_the_points_that_never_streamed_and_keeps_each_once(
     engine: Engine,
 ) -> None:
-    attempt_id = add_unfinished_attempt(engine)
+    attempt_id = add_unfinished_attempt(engine, status=AttemptStatus.running)
     record = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0], [2, 0.5]], "acc": [[2, 1]]}}
-    run_writer(
-        engine,
-        Started(attempt_id, "tls://127.0.0.1:1"),
-        Points(attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0)]),
-        Finished(attempt_id, record),
-    )
+    store_points(engine, attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0)])
+    run_writer(engine, Finished(attempt_id, record))
     with Session(engine) as session:
         assert evidence.metric_series(session, attempt_id=attempt_id) == record["metrics"]
         assert len(session.exec(select(MetricPoint)).all()) == 4
 
 
 def test_streamed_points_the_record_disagrees_with_are_replaced(engine: Engine) -> None:
-    attempt_id = add_unfinished_attempt(engine)
+    attempt_id = add_unfinished_attempt(engine, status=AttemptStatus.running)
     record = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 0.75]]}}
+    store_points(engine, attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0), ("stale", 0, 9.0)])
+    run_writer(engine, Finished(attempt_id, record))
+    with Session(engine) as session:
+        assert evidence.metric_series(session, attempt_id=attempt_id) == record["metrics"]
+
+
+def test_an_attempt_that_has_ended_is_left_as_it_is(engine: Engine) -> None:
+    """A lost-worker verdict arriving after the worker stored its record changes nothing."""
+    attempt_id = add_unfinished_attempt(engine, status=AttemptStatus.running)
+    record = {"status": "ok", "metrics": {"loss": [[0, 2.0]]}}
     run_writer(
         engine,
-        Started(attempt_id, "tls://127.0.0.1:1"),
-        Points(attempt_id, [("loss", 0, 2.0), ("loss", 1, 1.0), ("stale", 0, 9.0)]),
         Finished(attempt_id, record),
+        Ended(attempt_id, AttemptStatus.failed, "worker lost"),
+        Finished(attempt_id, {"status": "error", "error": "a second record", "metrics": {}}),
     )
     with Session(engine) as session:
+        attempt = session.get(Attempt, attempt_id)
+        assert attempt is not None
+        assert (attempt.status, attempt.error) == (AttemptStatus.succeeded, None)
         assert evidence.metric_series(session, attempt_id=attempt_id) == record["metrics"]

@@ -1,0 +1,140 @@
+"""Each web process's ear on the database: which attempts changed, for its live streams.
+
+PostgreSQL: one dedicated connection per web process LISTENs on `attempt_changes.CHANNEL` (not a
+pooled one: a LISTEN is lost when its connection goes back to a pool), in a thread of its own.
+While nothing arrives it sends a query every few seconds, so a dropped connection is noticed;
+it then reconnects, and wakes every stream, since changes may have been missed meanwhile.
+
+SQLite: no NOTIFY. A thread looks every quarter second at the attempts this process's streams
+watch (one query, only while some stream is open) and wakes those that changed.
+"""
+
+import logging
+import threading
+import time
+from typing import Protocol
+
+import psycopg
+from sqlalchemy import Engine, func
+from sqlalchemy.engine import make_url
+from sqlmodel import Session, col, select
+
+from app.attempt_changes import CHANNEL, Change
+from app.broker import AttemptEventBroker
+from app.models import Attempt, MetricPoint
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_S = 5.0
+STOP_CHECK_S = 0.5
+RECONNECT_PAUSES_S = (0.5, 1.0, 2.0, 5.0)
+POLL_S = 0.25
+
+
+class ChangeFeed(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+class PostgresListener:
+    def __init__(self, database_url: str, broker: AttemptEventBroker) -> None:
+        # psycopg's own URL: the SQLAlchemy one names the driver ("postgresql+psycopg://").
+        url = make_url(database_url).set(drivername="postgresql")
+        self._conninfo = url.render_as_string(hide_password=False)
+        self._broker = broker
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="change-listener", daemon=True)
+        self.connected = threading.Event()  # set while LISTENing (tests wait on it)
+        self.connections = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=STOP_CHECK_S + 5)
+
+    def _run(self) -> None:
+        tries = 0
+        while not self._stopping.is_set():
+            try:
+                self._listen()
+                tries = 0
+            except psycopg.Error as error:
+                self.connected.clear()
+                pause = RECONNECT_PAUSES_S[min(tries, len(RECONNECT_PAUSES_S) - 1)]
+                tries += 1
+                logger.warning(
+                    "change listener lost its connection (%s); again in %gs", error, pause
+                )
+                self._stopping.wait(pause)
+
+    def _listen(self) -> None:
+        with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=10) as connection:
+            connection.execute(f"LISTEN {CHANNEL}")
+            if self.connections:  # a reconnection: changes may have gone by unheard
+                self._broker.publish_all()
+            self.connections += 1
+            self.connected.set()
+            quiet_since = time.monotonic()
+            while not self._stopping.is_set():
+                # Short waits, so stop() is quick; a query after each quiet heartbeat interval.
+                for notice in connection.notifies(timeout=STOP_CHECK_S):
+                    quiet_since = time.monotonic()
+                    try:
+                        self._broker.publish(Change.parse(notice.payload).attempt_id)
+                    except ValueError:
+                        logger.warning("ignored a malformed change notice %r", notice.payload)
+                if time.monotonic() - quiet_since > HEARTBEAT_S:
+                    connection.execute("SELECT 1")
+                    quiet_since = time.monotonic()
+
+
+class SqlitePoller:
+    def __init__(self, engine: Engine, broker: AttemptEventBroker) -> None:
+        self._engine = engine
+        self._broker = broker
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="change-poller", daemon=True)
+        self._seen: dict[int, tuple[str, int]] = {}
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stopping.wait(POLL_S):
+            try:
+                self.poll()
+            except Exception:  # a locked or busy database: the next look will do
+                logger.warning("change poller could not read the attempts", exc_info=True)
+
+    def poll(self) -> None:
+        watched = self._broker.watched()
+        self._seen = {key: value for key, value in self._seen.items() if key in watched}
+        if not watched:
+            return
+        last_point = (
+            select(func.max(MetricPoint.id))
+            .where(MetricPoint.attempt_id == Attempt.id)
+            .scalar_subquery()
+        )
+        with Session(self._engine) as session:
+            rows = session.exec(
+                select(Attempt.id, Attempt.status, last_point).where(col(Attempt.id).in_(watched))
+            ).all()
+        for attempt_id, status, point in rows:
+            assert attempt_id is not None
+            state = (status, int(point or 0))
+            if self._seen.get(attempt_id) != state:
+                self._seen[attempt_id] = state
+                self._broker.publish(attempt_id)
+
+
+def change_feed_for(database_url: str, engine: Engine, broker: AttemptEventBroker) -> ChangeFeed:
+    if make_url(database_url).get_backend_name() == "postgresql":
+        return PostgresListener(database_url, broker)
+    return SqlitePoller(engine, broker)

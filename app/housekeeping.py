@@ -1,0 +1,198 @@
+"""Ending the attempts nobody else will end, from what the database and the scheduler say.
+
+Every web process runs this loop; only the leader (`app.leadership`) acts, so each verdict is
+given once however many processes serve. It needs no memory of who sent what: an unfinished
+attempt is judged by its row (its scheduler, its worker's heartbeat, its times) and the pool.
+The same rules end, at start-up, what an earlier cluster left unfinished.
+"""
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Engine
+from sqlmodel import Session, col, select
+
+from app import evidence, replays
+from app.attempt_changes import Change, announce
+from app.config import Settings
+from app.leadership import Leadership
+from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, utcnow
+from app.runner.dispatcher import WORKER_LOST, AttemptRunner
+
+logger = logging.getLogger(__name__)
+
+SWEEP_EVERY_S = 1.0
+
+CLUSTER_RESTARTED = (
+    "The workers were restarted while this attempt was queued or running (the server with its "
+    "embedded workers, or the cluster), so its run was lost. Run it again."
+)
+REPLAY_LOST = "No worker reported this replay's result; the server that sent it has stopped."
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: AttemptStatus
+    reason: str
+    restart_worker: str | None = None  # the worker to replace (stuck inside one op)
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """Stored times read back naive on some databases; they are all UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def judge(
+    attempt: Attempt,
+    *,
+    now: datetime,
+    scheduler_id: str | None,
+    no_worker_for_s: float,
+    settings: Settings,
+) -> Verdict | None:
+    """How an unfinished attempt ends now, or None while it may still finish by itself."""
+    if scheduler_id is not None and attempt.scheduler_id != scheduler_id:
+        return Verdict(AttemptStatus.failed, CLUSTER_RESTARTED)
+    created = _aware(attempt.created_at)
+    assert created is not None
+    if attempt.status == AttemptStatus.running:
+        started = _aware(attempt.started_at) or created
+        limit = settings.time_limit_s
+        if now - started > timedelta(seconds=limit + settings.watchdog_grace_s):
+            return Verdict(
+                AttemptStatus.timed_out,
+                f"Stopped by the watchdog: the run kept going past its {limit:g} s time limit.",
+                restart_worker=attempt.worker,
+            )
+        beat = _aware(attempt.heartbeat_at) or started
+        if now - beat > timedelta(seconds=settings.heartbeat_timeout_s):
+            if attempt.cancel_requested_at is not None:
+                return Verdict(AttemptStatus.cancelled, "Cancelled; its worker stopped answering.")
+            return Verdict(AttemptStatus.failed, WORKER_LOST)
+        return None
+    grace = settings.no_worker_grace_s
+    if no_worker_for_s > grace:
+        return Verdict(
+            AttemptStatus.failed,
+            f"No worker has been available for over {grace:g} s, so nothing could run this "
+            "attempt; is the cluster running any workers?",
+        )
+    queue_limit = settings.queue_timeout_s
+    if now - created > timedelta(seconds=queue_limit):
+        return Verdict(
+            AttemptStatus.failed,
+            f"No worker started this run within {queue_limit:g} s; the pool was busy the whole "
+            "time.",
+        )
+    return None
+
+
+class Housekeeping:
+    def __init__(
+        self,
+        engine: Engine,
+        runner: AttemptRunner,
+        settings: Settings,
+        leadership: Leadership,
+        *,
+        on_ended: Callable[[int], None] = lambda _: None,
+    ) -> None:
+        self._engine = engine
+        self._runner = runner
+        self._settings = settings
+        self._leadership = leadership
+        self._on_ended = on_ended  # tells this process's own streams at once
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="housekeeping", daemon=True)
+
+    def start(self) -> None:
+        """One sweep now (what an earlier cluster left unfinished ends before the first page is
+        served), then one a second."""
+        self._sweep_if_leader()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        self._leadership.release()
+
+    def _loop(self) -> None:
+        while not self._stopping.wait(SWEEP_EVERY_S):
+            self._sweep_if_leader()
+
+    def _sweep_if_leader(self) -> None:
+        try:
+            if self._leadership.held():
+                self.sweep()
+        except Exception:  # the housekeeping must go on whatever one sweep met
+            logger.exception("housekeeping sweep failed")
+
+    def sweep(self) -> list[int]:
+        """End every attempt whose verdict is in; returns their ids."""
+        try:
+            scheduler_id: str | None = self._runner.scheduler_id
+        except Exception:  # no scheduler reachable: judge nothing by it
+            scheduler_id = None
+        now = utcnow()
+        with Session(self._engine) as session:
+            unfinished = session.exec(
+                select(Attempt).where(
+                    col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running])
+                )
+            ).all()
+            verdicts = {
+                attempt.id: verdict
+                for attempt in unfinished
+                if attempt.id is not None
+                and (
+                    verdict := judge(
+                        attempt,
+                        now=now,
+                        scheduler_id=scheduler_id,
+                        no_worker_for_s=self._runner.no_worker_for(),
+                        settings=self._settings,
+                    )
+                )
+            }
+        ended = [attempt_id for attempt_id, v in verdicts.items() if self._end(attempt_id, v)]
+        self._end_lost_replays(now)
+        return ended
+
+    def _end(self, attempt_id: int, verdict: Verdict) -> bool:
+        with Session(self._engine) as session:
+            attempt = evidence.lock_attempt(session, attempt_id)
+            if attempt is None or attempt.final:
+                return False  # it finished meanwhile
+            evidence.end_without_record(
+                session, attempt=attempt, status=verdict.status, error=verdict.reason
+            )
+            announce(session, Change(attempt_id, 0))
+            session.commit()
+        logger.warning("attempt %s ended %s: %s", attempt_id, verdict.status, verdict.reason)
+        if verdict.restart_worker:
+            self._runner.restart_worker(verdict.restart_worker)
+        self._on_ended(attempt_id)
+        return True
+
+    def _end_lost_replays(self, now: datetime) -> None:
+        """A replay's result comes back through the web process that sent it; one still queued
+        after the longest a replay can take was lost with that process."""
+        longest = timedelta(
+            seconds=self._settings.queue_timeout_s
+            + self._settings.time_limit_s
+            + self._settings.watchdog_grace_s
+            + 60
+        )
+        with Session(self._engine) as session:
+            queued = session.exec(select(Replay).where(Replay.status == ReplayStatus.queued)).all()
+            for replay in queued:
+                created = _aware(replay.created_at)
+                if created is not None and now - created > longest:
+                    replays.fail_replay(session, replay=replay, error=REPLAY_LOST)
+            session.commit()
