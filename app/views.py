@@ -50,10 +50,12 @@ def numeric_rows(drill: dict[str, Any], attempt: Attempt) -> list[dict[str, Any]
     declared = {item["key"]: item for item in drill.get("numeric_predictions", [])}
     scores = attempt.numeric_matched or {}
     rows = []
-    for key, predicted in attempt.numeric_predictions.items():
-        item = declared.get(key)
-        if item is None:  # a number the drill no longer asks for
+    # In the drill's order: PostgreSQL's JSONB keeps no order of the predictions' own. A number
+    # the drill no longer asks for is left out.
+    for key, item in declared.items():
+        if key not in attempt.numeric_predictions:
             continue
+        predicted = attempt.numeric_predictions[key]
         observed = (attempt.signature or {}).get(key)
         matched = scores.get(key)
         unit = "" if item["unit"] == "step" else f" {item['unit']}"

@@ -9,6 +9,8 @@ from app.config import Settings
 from app.db import make_engine
 
 config = context.config
+# Carries the models' naming convention (app/models/naming.py), which Alembic also applies to the
+# tables and constraints that migrations make (op.create_table, batch mode's rebuilt tables).
 target_metadata = SQLModel.metadata
 
 

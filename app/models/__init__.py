@@ -1,5 +1,9 @@
 """SQLModel tables, by topic. Import from here: `from app.models import Attempt`."""
 
+# First, so that every table below is named by the convention (it applies as tables are defined).
+from app.models.naming import NAMING_CONVENTION
+
+# isort: split
 from app.models.accounts import (
     LOCAL_LEARNER_ID,
     MAX_ROW_ID,
@@ -18,6 +22,7 @@ from app.models.time import utcnow
 __all__ = [
     "LOCAL_LEARNER_ID",
     "MAX_ROW_ID",
+    "NAMING_CONVENTION",
     "RUBRIC",
     "Attempt",
     "AttemptStatus",

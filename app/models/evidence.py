@@ -7,11 +7,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, text
+from sqlalchemy import BigInteger, Column, Index, text
 from sqlmodel import Field, SQLModel
 
 from app import limits
 from app.models.time import utcnow
+from app.models.types import JSONDocument
 
 
 class AttemptStatus(StrEnum):
@@ -59,18 +60,22 @@ class Attempt(SQLModel, table=True):
     # reported no such number. Scored with the bands of the drill version that ran.
     numeric_predictions: dict[str, float] = Field(
         default_factory=dict,
-        sa_column=Column(JSON, nullable=False, server_default=text("'{}'")),
+        sa_column=Column(JSONDocument, nullable=False, server_default=text("'{}'")),
     )
-    numeric_matched: dict[str, bool | None] | None = Field(default=None, sa_column=Column(JSON))
-    knobs: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    numeric_matched: dict[str, bool | None] | None = Field(
+        default=None, sa_column=Column(JSONDocument)
+    )
+    knobs: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONDocument, nullable=False)
+    )
     seed: int = Field(sa_type=BigInteger)  # up to drills.core.seed.MAX_SEED
     command: str = Field(max_length=1000)
     status: str = Field(default=AttemptStatus.queued, max_length=16, index=True)  # AttemptStatus
     error: str | None = Field(default=None, max_length=limits.MAX_ERROR_TEXT)
-    environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    inputs: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    diagnostics: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    signature: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
+    inputs: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
+    diagnostics: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
+    signature: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
     observed_hypothesis: str | None = Field(default=None, max_length=64)
     digest: str | None = Field(default=None, max_length=64)
     worker: str | None = Field(default=None, max_length=200)

@@ -4,11 +4,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column
+from sqlalchemy import Column
 from sqlmodel import Field, SQLModel
 
 from app import limits
 from app.models.time import utcnow
+from app.models.types import JSONDocument
 
 
 class ReplayVerdict(StrEnum):
@@ -34,7 +35,7 @@ class Replay(SQLModel, table=True):
     # The largest relative difference seen, and where (e.g. "loss at step 120").
     max_relative_difference: float | None = None
     first_difference: str | None = Field(default=None, max_length=200)
-    environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    environment: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
     error: str | None = Field(default=None, max_length=limits.MAX_ERROR_TEXT)
     created_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None

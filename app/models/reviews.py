@@ -9,11 +9,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlalchemy import Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from app import limits
 from app.models.time import utcnow
+from app.models.types import JSONDocument
 
 
 class SubmissionStatus(StrEnum):
@@ -66,10 +67,19 @@ class Review(SQLModel, table=True):
     instructor_id: int = Field(foreign_key="user.id")
     decision: str = Field(max_length=20)
     # {criterion: {"score": 0-2, "comment": str}} for every RUBRIC criterion.
-    scores: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    scores: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONDocument, nullable=False)
+    )
     comment: str = Field(default="", max_length=limits.MAX_REVIEW_COMMENT)
     created_at: datetime = Field(default_factory=utcnow)
 
     @property
     def total(self) -> int:
         return sum(int(item["score"]) for item in self.scores.values())
+
+    @property
+    def rubric_scores(self) -> list[tuple[str, Any]]:
+        """(criterion, score) in RUBRIC order, the order they were given in: PostgreSQL's JSONB
+        hands keys back in an order of its own. A criterion since retired comes last."""
+        position = {key: index for index, (key, _label) in enumerate(RUBRIC)}
+        return sorted(self.scores.items(), key=lambda item: position.get(item[0], len(position)))

@@ -1,16 +1,25 @@
 """The schema comes from Alembic alone; a step down and back up keeps the rows that survive it."""
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine, inspect
+from sqlalchemy.exc import StatementError
+from sqlmodel import Session, SQLModel
 
 from app.config import Settings
+from app.db import make_engine
 from app.main import create_app
 from app.migrate import SchemaOutOfDate, alembic_config, downgrade, upgrade
+from app.models import LOCAL_LEARNER_ID, Attempt
+from tests.postgres import throwaway_database
 
 TABLES = {
     "user",
@@ -101,3 +110,115 @@ def test_attempts_from_before_0008_predicted_no_number(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         row = db.execute("select numeric_predictions, numeric_matched from attempt").fetchone()
     assert row == ("{}", None)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database on each backend (PostgreSQL: a throw-away one, or a one-line skip)."""
+    if request.param == "postgresql":
+        with throwaway_database() as url:
+            yield url
+        return
+    yield f"sqlite:///{tmp_path / 'empty.sqlite3'}"
+
+
+@contextmanager
+def engine_for(url: str) -> Iterator[Engine]:
+    engine = make_engine(url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+Names = set[tuple[str, str | None]]
+
+
+def names_in_database(engine: Engine, table: str) -> Names:
+    """(kind, name) of the table's primary key, foreign keys, unique constraints and indexes, as
+    the database reports them (an unnamed SQLite constraint has the name None)."""
+    found = inspect(engine)
+    names: Names = {("pk", found.get_pk_constraint(table)["name"])}
+    names |= {("fk", fk["name"]) for fk in found.get_foreign_keys(table)}
+    names |= {("uq", uq["name"]) for uq in found.get_unique_constraints(table)}
+    # PostgreSQL also lists the index behind each unique constraint; it is the constraint.
+    names |= {
+        ("ix", ix["name"]) for ix in found.get_indexes(table) if "duplicates_constraint" not in ix
+    }
+    return names
+
+
+def names_in_models(table: str) -> Names:
+    kinds = {"PrimaryKeyConstraint": "pk", "ForeignKeyConstraint": "fk", "UniqueConstraint": "uq"}
+    model = SQLModel.metadata.tables[table]
+    names: Names = {(kinds[type(c).__name__], c.name) for c in model.constraints}
+    return names | {("ix", index.name) for index in model.indexes}
+
+
+def test_the_naming_convention_names_every_constraint_of_the_models() -> None:
+    assert names_in_models("attempt") == {
+        ("pk", "pk_attempt"),
+        ("fk", "fk_attempt_learner_id_user"),
+        ("ix", "ix_attempt_learner_id"),
+        ("ix", "ix_attempt_drill_slug"),
+        ("ix", "ix_attempt_status"),
+    }
+    for table in TABLES:
+        assert None not in {name for _, name in names_in_models(table)}, table
+
+
+def test_0011_names_old_constraints_by_the_convention_and_back(empty_database: str) -> None:
+    """Down to 0010 gives the names every database made before the convention had (SQLite:
+    unnamed keys; PostgreSQL: its own `_pkey` / `_fkey`); up again, the models' names, and
+    autogenerate sees nothing to do."""
+    url = empty_database
+    upgrade(url)
+    downgrade(url, "0010")
+    with engine_for(url) as engine:
+        old = {name for kind, name in names_in_database(engine, "submission") if kind != "ix"}
+        if engine.dialect.name == "sqlite":
+            assert old == {None, "uq_submission_version"}
+        else:
+            assert old == {
+                "submission_pkey",
+                "submission_learner_id_fkey",
+                "submission_failed_attempt_id_fkey",
+                "submission_fixed_attempt_id_fkey",
+                "uq_submission_version",
+            }
+        upgrade(url)
+        for table in TABLES:
+            assert names_in_database(engine, table) == names_in_models(table), table
+    command.check(alembic_config(url))  # raises if a model and the database disagree
+
+
+def test_a_stored_datetime_reads_back_aware_in_utc(empty_database: str) -> None:
+    upgrade(empty_database)
+    beat = datetime(2026, 12, 3, 12, 30, 15, 250000, tzinfo=timezone(timedelta(hours=2)))
+    with engine_for(empty_database) as engine:
+        with Session(engine) as session:
+            attempt = Attempt(
+                learner_id=LOCAL_LEARNER_ID,
+                drill_slug="overfit-one-batch",
+                drill_version="1",
+                hypothesis="fits",
+                prediction_text="zero",
+                seed=3,
+                command="python -m drills run overfit-one-batch --seed 3",
+                heartbeat_at=beat,
+            )
+            session.add(attempt)
+            session.commit()
+            attempt_id = attempt.id
+        with Session(engine) as session:
+            stored = session.get(Attempt, attempt_id)
+            assert stored is not None and stored.heartbeat_at is not None
+            assert stored.heartbeat_at == beat  # the same instant
+            assert stored.heartbeat_at.tzinfo is UTC
+            assert stored.heartbeat_at.hour == 10  # read in UTC, not in the zone written in
+            assert stored.created_at.tzinfo is UTC
+            # A naive datetime says nothing of its zone: refused rather than guessed.
+            stored.cancel_requested_at = datetime(2026, 12, 3, 12, 30)
+            session.add(stored)
+            with pytest.raises(StatementError, match="timezone"):
+                session.commit()

@@ -6,6 +6,7 @@ from datetime import date
 
 from fastapi.testclient import TestClient
 
+from app.models import RUBRIC, Review
 from app.portfolio.canonical import sha256_hex
 from drills.core.digest import metrics_digest
 from drills.core.registry import get_drill
@@ -219,3 +220,13 @@ def test_replays_travel_with_their_attempt(anonymous: TestClient) -> None:
     assert replay["verdict"] == "within_tolerance" and replay["digest"] == "f" * 64
     page = client.get("/portfolio/export.html").text
     assert "within tolerance" in page and "Replays of the stored command" in page
+
+
+def test_the_exported_rubric_reads_in_rubric_order_whatever_order_the_database_keeps() -> None:
+    # JSONB (PostgreSQL) hands keys back shortest first; SQLite in the order they were written.
+    scores = {key: {"score": 2, "comment": ""} for key, _label in RUBRIC}
+    jsonb_order = dict(sorted(scores.items(), key=lambda item: (len(item[0]), item[0])))
+    assert list(jsonb_order) != list(scores)
+    for stored in (scores, jsonb_order):
+        review = Review(submission_id=1, instructor_id=1, decision="accepted", scores=stored)
+        assert [key for key, _ in review.rubric_scores] == [key for key, _ in RUBRIC]
