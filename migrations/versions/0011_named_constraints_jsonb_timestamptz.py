@@ -1,5 +1,4 @@
-"""Constraints named by one convention; on PostgreSQL, JSON documents as JSONB and every timestamp
-with its time zone
+"""Constraints named by one convention; on PostgreSQL, JSON documents as JSONB
 
 Revision ID: 0011
 Revises: 0010
@@ -12,8 +11,8 @@ them by name. (Alembic hands the convention to every migration's operations, so 
 from empty since then has those names already: only what is missing or old is changed.)
 PostgreSQL renames them in place; SQLite cannot, so each table is rebuilt (batch mode) with the
 convention filling in the missing names. Downgrading gives back the names of before the
-convention. The two timestamps added by 0010 were the only ones without a time zone on
-PostgreSQL; their stored values are UTC.
+convention. (Every timestamp is already `timestamp with time zone` on PostgreSQL: SQLModel's
+`UTCDateTime`, which 0010 uses too.)
 """
 
 from collections.abc import Sequence
@@ -72,14 +71,11 @@ JSON_COLUMNS = {
 # The only JSON column with a server default: attempts from before 0008 predicted no number.
 DEFAULTS = {("attempt", "numeric_predictions"): "'{}'"}
 
-NAIVE_TIMESTAMPS = {"attempt": ["heartbeat_at", "cancel_requested_at"]}
-
 
 def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         _rename_postgres_constraints(to_convention=True)
         _retype_postgres_json("jsonb")
-        _retype_postgres_timestamps("timestamp with time zone")
     else:
         for table in FOREIGN_KEYS:
             # The rebuilt table gets the convention's name for each constraint reflected
@@ -92,7 +88,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        _retype_postgres_timestamps("timestamp without time zone")
         _retype_postgres_json("json")
         _rename_postgres_constraints(to_convention=False)
     else:
@@ -141,17 +136,6 @@ def _retype_postgres_json(type_: str) -> None:
                 op.execute(
                     f'ALTER TABLE "{table}" ALTER COLUMN "{column}" SET DEFAULT {default}::{type_}'
                 )
-
-
-def _retype_postgres_timestamps(type_: str) -> None:
-    # Either way the stored instant is read as, or written back as, UTC: the app writes UTC, and
-    # `AT TIME ZONE 'UTC'` turns a naive UTC reading into the instant and the instant back into it.
-    for table, columns in NAIVE_TIMESTAMPS.items():
-        for column in columns:
-            op.execute(
-                f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE {type_} '
-                f"USING \"{column}\" AT TIME ZONE 'UTC'"
-            )
 
 
 def _rebuild_sqlite_table_with_unnamed_keys(table: str) -> None:

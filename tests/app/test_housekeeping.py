@@ -33,6 +33,8 @@ def attempt(status: AttemptStatus = AttemptStatus.running, **times: Any) -> Atte
         "created_at": NOW - timedelta(seconds=10),
         "started_at": NOW - timedelta(seconds=5) if status == AttemptStatus.running else None,
         "heartbeat_at": NOW - timedelta(seconds=1) if status == AttemptStatus.running else None,
+        "scheduler_id": "scheduler-1",
+        "worker": "tls://worker-1",
     }
     return Attempt(
         learner_id=1,
@@ -44,16 +46,12 @@ def attempt(status: AttemptStatus = AttemptStatus.running, **times: Any) -> Atte
         seed=0,
         command="python -m drills run overfit-one-batch --seed 0",
         status=status,
-        scheduler_id="scheduler-1",
-        worker="tls://worker-1",
         **(defaults | times),
     )
 
 
 def verdict_of(row: Attempt, *, scheduler: str | None = "scheduler-1", empty_for: float = 0) -> Any:
-    return judge(
-        row, now=NOW, scheduler_id=scheduler, no_worker_for_s=empty_for, settings=SETTINGS
-    )
+    return judge(row, now=NOW, scheduler_id=scheduler, no_worker_for_s=empty_for, settings=SETTINGS)
 
 
 def test_a_healthy_run_and_a_fresh_queue_entry_are_left_alone() -> None:
@@ -91,9 +89,10 @@ def test_a_run_past_its_time_limit_is_stopped_and_its_worker_replaced() -> None:
 def test_a_queue_entry_ends_when_no_worker_can_take_it() -> None:
     old = attempt(AttemptStatus.queued, created_at=NOW - timedelta(seconds=601))
     assert "within 600 s" in verdict_of(old).reason
-    assert "No worker has been available" in verdict_of(
-        attempt(AttemptStatus.queued), empty_for=31
-    ).reason
+    assert (
+        "No worker has been available"
+        in verdict_of(attempt(AttemptStatus.queued), empty_for=31).reason
+    )
     # A running attempt is not judged by the pool: its heartbeat says whether it lives.
     assert verdict_of(attempt(), empty_for=31) is None
 

@@ -63,12 +63,12 @@ def test_0011_stores_json_as_jsonb_and_timestamps_with_their_zone(postgres_url: 
     """A database as 0010 left it, with a row, brought to 0011: JSONB documents, zoned
     timestamps and the convention's key names, the row's values unchanged."""
     upgrade(postgres_url)
-    downgrade(postgres_url, "0010")  # json, two naive timestamps and PostgreSQL's own key names
+    downgrade(postgres_url, "0010")  # json and PostgreSQL's own key names
     engine = make_engine(postgres_url)
     with engine.begin() as connection:
         before = {tuple(row) for row in connection.execute(text(COLUMN_TYPES))}
         assert ("attempt", "knobs", "json") in before
-        assert ("attempt", "heartbeat_at", "timestamp without time zone") in before
+        assert ("attempt", "heartbeat_at", "timestamp with time zone") in before
         assert ("attempt", "attempt_pkey") in {
             tuple(row) for row in connection.execute(text(KEY_NAMES))
         }
@@ -78,7 +78,7 @@ def test_0011_stores_json_as_jsonb_and_timestamps_with_their_zone(postgres_url: 
                 " prediction_text, predicted_at, knobs, seed, command, status, created_at,"
                 " heartbeat_at) VALUES (1, 'overfit-one-batch', '1', 'fits', 'zero',"
                 " '2026-12-01 09:00+00', '{\"steps\": 60, \"lr\": 0.1}', 3, 'python -m drills',"
-                " 'running', '2026-12-01 09:00+00', '2026-12-01 10:00:00')"
+                " 'running', '2026-12-01 09:00+00', '2026-12-01 10:00:00+00')"
             )
         )
     upgrade(postgres_url)
