@@ -1,5 +1,6 @@
 """Operator commands: `python -m app serve | migrate | create-admin USER | set-password USER |
-verify-export FILE.json | backup DIR`."""
+verify-export FILE.json | backup DIR`, and for an external cluster `certs DIR | scheduler |
+worker tls://HOST:PORT` (app/cluster_commands.py)."""
 
 import argparse
 import getpass
@@ -11,6 +12,7 @@ import uvicorn
 from pydantic import ValidationError
 from sqlmodel import Session
 
+from app import cluster_commands
 from app.accounts import AccountError, create_user, find_user, set_password
 from app.backup import back_up
 from app.config import Settings
@@ -57,8 +59,12 @@ def main() -> None:
         "secret into DIR (private files)",
     )
     backup.add_argument("directory", type=Path)
+    cluster_commands.add_parsers(commands)
     args = parser.parse_args()
 
+    if args.command in cluster_commands.NAMES:
+        cluster_commands.run(args)  # cluster hosts have no DRILLBOOK_* settings to read
+        return
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings()

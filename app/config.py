@@ -85,6 +85,29 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _refuse_a_tls_scheduler_without_certificates(self) -> "Settings":
+        # Without them Dask fails only at the first connection, with an SSL error that names
+        # no setting (or "TLS expects a ssl_context argument").
+        if not (self.scheduler_address or "").startswith("tls://"):
+            return self
+        files = {
+            "DRILLBOOK_TLS_CA_FILE": self.tls_ca_file,
+            "DRILLBOOK_TLS_CERT_FILE": self.tls_cert_file,
+            "DRILLBOOK_TLS_KEY_FILE": self.tls_key_file,
+        }
+        unset = [name for name, path in files.items() if path is None]
+        if unset:
+            raise ValueError(
+                f"DRILLBOOK_SCHEDULER_ADDRESS={self.scheduler_address} needs the cluster's "
+                f"mutual-TLS files; {', '.join(unset)} unset (`python -m app certs DIR` makes "
+                "them: DIR/ca.pem, DIR/client.pem, DIR/client-key.pem)"
+            )
+        missing = [f"{name}={path}" for name, path in files.items() if path and not path.is_file()]
+        if missing:
+            raise ValueError(f"no such file: {', '.join(missing)}")
+        return self
+
+    @model_validator(mode="after")
     def _refuse_memory_limits_below_a_warm_worker(self) -> "Settings":
         if self.memory_limit_mb < MIN_WORKER_MEMORY_MB:
             raise ValueError(

@@ -6,31 +6,14 @@ an external scheduler is reached with the certificate files named in the setting
 """
 
 import logging
-from typing import Any
 
 import dask
 from distributed import Client, LocalCluster, Security
 
 from app.config import Settings
+from app.runner.cluster_config import CLUSTER_CONFIG, WARM_PRELOAD
 
 logger = logging.getLogger(__name__)
-
-WARM_PRELOAD = "app.runner.warm_preload"
-
-# What every Drillbook cluster needs (an external scheduler needs the same in its own config).
-CLUSTER_CONFIG: dict[str, Any] = {
-    # A task whose worker dies is reported lost at once instead of being retried elsewhere: the
-    # learner sees "worker lost" and decides; a retry would silently re-run a crashing job.
-    "distributed.scheduler.allowed-failures": 0,
-    # LocalCluster closes a nanny whose worker stays unregistered this long (and never starts
-    # another: AttemptRunner's pool check does). A restarted worker warms up before it
-    # registers, which takes well over the default 15 s on a machine busy with a class.
-    "distributed.deploy.lost-worker-timeout": "120s",
-    # No HTTP pages: the app uses none of them, and /info, /json, /metrics and /eventstream
-    # answer anyone who can reach the port.
-    "distributed.scheduler.http.routes": [],
-    "distributed.worker.http.routes": [],
-}
 
 
 def local_cluster(
@@ -58,7 +41,10 @@ def local_cluster(
 
 
 def external_security(settings: Settings) -> Security | None:
-    """Client credentials for an external tls:// scheduler, from the settings' files."""
+    """The web server's side of an external cluster's mutual TLS: the CA and the client
+    certificate and key that `python -m app certs` writes as ca.pem, client.pem and
+    client-key.pem (`app/runner/certificates.py`). Settings refuse a tls:// address without
+    all three, so None here means a plain tcp:// scheduler (development only)."""
     if not settings.tls_ca_file:
         return None
     return Security(

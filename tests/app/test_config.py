@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -57,3 +58,55 @@ def test_the_commands_stop_at_start_up_with_the_variable_named() -> None:
     assert result.returncode == 1
     assert "configuration refused" in result.stderr
     assert "DRILLBOOK_WORKER_MEMORY_LIMIT='256MB' is below" in result.stderr
+
+
+TLS_VARIABLES = ("DRILLBOOK_TLS_CA_FILE", "DRILLBOOK_TLS_CERT_FILE", "DRILLBOOK_TLS_KEY_FILE")
+
+
+def test_a_tls_scheduler_without_its_certificates_is_refused_naming_the_variables() -> None:
+    with pytest.raises(ValidationError) as refused:
+        Settings(scheduler_address="tls://10.0.0.5:8786")
+    for name in ("DRILLBOOK_SCHEDULER_ADDRESS=tls://10.0.0.5:8786", *TLS_VARIABLES):
+        assert name in str(refused.value)
+
+
+def test_certificate_files_that_do_not_exist_are_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "ca.pem").touch()
+    (tmp_path / "client.pem").touch()
+    with pytest.raises(ValidationError) as refused:
+        Settings(
+            scheduler_address="tls://10.0.0.5:8786",
+            tls_ca_file=tmp_path / "ca.pem",
+            tls_cert_file=tmp_path / "client.pem",
+            tls_key_file=tmp_path / "client-key.pem",
+        )
+    assert f"no such file: DRILLBOOK_TLS_KEY_FILE={tmp_path / 'client-key.pem'}" in str(
+        refused.value
+    )
+
+
+def test_a_tls_scheduler_with_its_certificates_is_accepted(tmp_path: Path) -> None:
+    files = {name: tmp_path / name for name in ("ca.pem", "client.pem", "client-key.pem")}
+    for path in files.values():
+        path.touch()
+    settings = Settings(
+        scheduler_address="tls://10.0.0.5:8786",
+        tls_ca_file=files["ca.pem"],
+        tls_cert_file=files["client.pem"],
+        tls_key_file=files["client-key.pem"],
+    )
+    assert settings.tls_key_file == files["client-key.pem"]
+
+
+def test_the_server_stops_at_start_up_without_the_tls_files() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "serve"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "DRILLBOOK_SCHEDULER_ADDRESS": "tls://10.0.0.5:8786"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "configuration refused" in result.stderr
+    assert all(name in result.stderr for name in TLS_VARIABLES)

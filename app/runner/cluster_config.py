@@ -1,0 +1,30 @@
+"""What every Drillbook cluster is configured with: the embedded LocalCluster
+(`app/runner/cluster.py`) and an external one started with `python -m app scheduler | worker`
+(`app/runner/dask_commands.py`) read it from here."""
+
+from typing import Any
+
+# Every worker imports this before it registers: warm torch, lower the CPU priority.
+WARM_PRELOAD = "app.runner.warm_preload"
+
+CLUSTER_CONFIG: dict[str, Any] = {
+    # A task whose worker dies is reported lost at once instead of being retried elsewhere: the
+    # learner sees "worker lost" and decides; a retry would silently re-run a crashing job.
+    "distributed.scheduler.allowed-failures": 0,
+    # LocalCluster closes a nanny whose worker stays unregistered this long (and never starts
+    # another: AttemptRunner's pool check does). A restarted worker warms up before it
+    # registers, which takes well over the default 15 s on a machine busy with a class.
+    # (Only LocalCluster reads it; `dask worker` nannies restart their worker without a limit.)
+    "distributed.deploy.lost-worker-timeout": "120s",
+    # No HTTP pages: the app uses none of them, and /info, /json, /metrics and /eventstream
+    # answer anyone who can reach the port.
+    "distributed.scheduler.http.routes": [],
+    "distributed.worker.http.routes": [],
+}
+
+# An external cluster listens on the network: besides speaking TLS, its scheduler and workers
+# refuse any peer that tries plain TCP. (Not part of CLUSTER_CONFIG, which the web process also
+# sets for itself: there it would refuse the tcp:// address a developer may use.)
+EXTERNAL_CLUSTER_CONFIG: dict[str, Any] = CLUSTER_CONFIG | {
+    "distributed.comm.require-encryption": True,
+}
