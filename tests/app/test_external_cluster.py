@@ -3,10 +3,8 @@
 (`external_security` with the files `certs` made)."""
 
 import os
-import signal
 import socket
 import ssl
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -18,10 +16,11 @@ from typing import Any
 import pytest
 from distributed import Client, KilledWorker, Security
 
-from app.config import ROOT, Settings
+from app.config import Settings
 from app.runner.certificates import make_cluster_certificates, tls_files
 from app.runner.cluster import external_security
 from app.runner.warm_preload import WORKER_NICENESS
+from tests.processes import free_port, start, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
@@ -42,47 +41,6 @@ class ExternalCluster:
 
     def log_tails(self) -> str:
         return "\n".join(f"--- {name}\n{self.log(name)[-3000:]}" for name in self.logs)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def start(arguments: list[str], log: Path, cwd: Path) -> subprocess.Popen[bytes]:
-    """`python -m app ...` in a process group of its own (Dask's nanny and worker processes
-    join it), so teardown can stop all of them at once."""
-    with log.open("wb") as output:
-        return subprocess.Popen(
-            [sys.executable, "-m", "app", *arguments],
-            # The app's code comes from this checkout; nothing else of the web server's disk.
-            cwd=cwd,
-            env=os.environ | {"PYTHONPATH": str(ROOT)},
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    for sent in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sent)
-        except ProcessLookupError:
-            return  # the whole group is gone
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            continue
-        if sent == signal.SIGTERM:
-            # The leader exited; make sure no nanny child outlived it.
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            return
 
 
 @pytest.fixture(scope="module")
