@@ -198,8 +198,11 @@ class AttemptRunner:
                 self._sink.put(Finished(attempt_id, outcome["record"]))
             return
         if future.status == "cancelled":
-            # Not by a learner (their cancel goes through the database): the scheduler dropped it.
-            self._sink.put(Ended(attempt_id, AttemptStatus.failed, "The run was cancelled."))
+            # Nobody cancels an attempt's future (a learner's cancel goes through the database):
+            # this process lost the scheduler. The task may still run (a brief drop) or be gone
+            # with its scheduler; the housekeeping tells which, from the scheduler's identity
+            # and the run's heartbeat.
+            logger.info("attempt %s: lost sight of its task (%s)", attempt_id, future.key)
             return
         self._sink.put(Ended(attempt_id, AttemptStatus.failed, _failure(attempt_id, future)))
 

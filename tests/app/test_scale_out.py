@@ -62,6 +62,8 @@ class Deployment:
             "DRILLBOOK_TLS_KEY_FILE": str(files.key),
             "DRILLBOOK_DATA_DIR": str(self.folder / "data"),  # shared: the session secret
             "DRILLBOOK_HEARTBEAT_TIMEOUT_S": "10",
+            # A run whose task was lost would wait this long in the queue: fail fast instead.
+            "DRILLBOOK_QUEUE_TIMEOUT_S": "60",
         }
 
     def log(self, name: str) -> Path:
@@ -219,25 +221,30 @@ def test_several_web_processes_share_one_external_cluster(deployment: Deployment
     log = follow(via_other, f"/api/attempts/{attempt_id}/events", timeout=120)
     assert log.events[-1] == ("done", "succeeded"), deployment.tails()
 
-    # The web process that sent a run is killed -9 under it: the run finishes anyway, and the
-    # other process streams all of it.
-    attempt_id = via_one.post_json("/api/attempts", RUN | {"knobs": LONG_KNOBS})["id"]
-    wait_until_running(via_other, attempt_id)
+    # The web process that sent three runs is killed -9 while two run and one waits for a
+    # worker: all three finish anyway, and the other process streams them.
+    sent = [via_one.post_json("/api/attempts", RUN | {"knobs": LONG_KNOBS}) for _ in range(3)]
+    wait_until_running(via_other, sent[0]["id"])
+    assert via_other.get_json(f"/api/attempts/{sent[2]['id']}")["status"] == "queued"
     kill_group(deployment.processes["web-0"])
-    log = follow(via_other, f"/api/attempts/{attempt_id}/events", timeout=120)
-    assert log.events[-1] == ("done", "succeeded"), deployment.tails()
-    attempt = via_other.get_json(f"/api/attempts/{attempt_id}")
-    check_stream_matches_store(log, attempt)
-    assert len(attempt["metrics"]["loss"]) == LONG_KNOBS["steps"]
+    for attempt_id in [item["id"] for item in sent]:
+        log = follow(via_other, f"/api/attempts/{attempt_id}/events", timeout=120)
+        assert log.events[-1] == ("done", "succeeded"), deployment.tails()
+        attempt = via_other.get_json(f"/api/attempts/{attempt_id}")
+        check_stream_matches_store(log, attempt)
+        assert len(attempt["metrics"]["loss"]) == LONG_KNOBS["steps"]
 
     # Everything killed -9 with runs under way and one waiting, then started again: nothing
     # is left queued or running.
-    for _ in range(3):
-        via_other.post_json("/api/attempts", RUN | {"knobs": LONG_KNOBS})
-    wait_for(lambda: counted_points(deployment.database_url)["total"] > 0, 30)
-    for process in deployment.processes.values():
+    sent = [via_other.post_json("/api/attempts", RUN | {"knobs": LONG_KNOBS}) for _ in range(3)]
+    first = sent[0]["id"]
+    wait_until_running(via_other, first)
+    wait_for(lambda: len(via_other.get_json(f"/api/attempts/{first}")["metrics"]) > 0, 30)
+    # The web processes first: none of them is left to hear of the lost runs.
+    for process in reversed(list(deployment.processes.values())):
         kill_group(process)
-    assert counted_points(deployment.database_url)["unfinished"] >= 3
+    # Two were running (two workers), one waiting for a free worker.
+    assert counted_points(deployment.database_url)["unfinished"] == 3
     deployment.start_cluster()
     deployment.start_web(0)
     after_restart = Session.logged_in(deployment.start_web(1), "learner-a", PASSWORD)
