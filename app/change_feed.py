@@ -29,6 +29,7 @@ HEARTBEAT_S = 5.0
 STOP_CHECK_S = 0.5
 RECONNECT_PAUSES_S = (0.5, 1.0, 2.0, 5.0)
 POLL_S = 0.25
+APPLICATION_NAME = "drillbook-change-feed"
 
 
 class ChangeFeed(Protocol):
@@ -39,7 +40,11 @@ class ChangeFeed(Protocol):
 class PostgresListener:
     def __init__(self, database_url: str, broker: AttemptEventBroker) -> None:
         # psycopg's own URL: the SQLAlchemy one names the driver ("postgresql+psycopg://").
-        url = make_url(database_url).set(drivername="postgresql")
+        url = make_url(database_url).set(
+            drivername="postgresql",
+            # Named, so an operator (or a test) finds it in pg_stat_activity.
+            query={**make_url(database_url).query, "application_name": APPLICATION_NAME},
+        )
         self._conninfo = url.render_as_string(hide_password=False)
         self._broker = broker
         self._stopping = threading.Event()

@@ -127,7 +127,10 @@ def cancel_from_page(
     if not is_htmx(request):
         return RedirectResponse(f"/attempts/{attempt.id}", status_code=303)
     return templates.TemplateResponse(
-        request, "partials/attempt_panel.html", attempt_context(session, attempt, user)
+        request,
+        "partials/attempt_panel.html",
+        attempt_context(session, attempt, user),
+        headers={"HX-Trigger": "attempts-changed"},  # the history shows the new status
     )
 
 

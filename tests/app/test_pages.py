@@ -7,6 +7,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
 from app.models import Attempt, Explanation
+from tests.app.factories import add_unfinished_attempt
 from tests.conftest import wait_until_final
 
 HTMX = {"HX-Request": "true"}
@@ -143,3 +144,23 @@ def test_a_visitor_is_told_how_to_start(anonymous: TestClient) -> None:
     drill = anonymous.get("/drills/overfit-one-batch", follow_redirects=False)
     assert drill.status_code == 303
     assert drill.headers["location"] == "/login?next=/drills/overfit-one-batch"
+
+
+def test_the_learner_cancels_a_waiting_run_from_its_panel(client: TestClient) -> None:
+    app = client.app
+    engine = app.state.engine  # type: ignore[attr-defined]
+    learner = client.get("/api/session").json()["user_id"]
+    scheduler = app.state.runner.scheduler_id  # type: ignore[attr-defined]
+    attempt_id = add_unfinished_attempt(engine, learner, scheduler_id=scheduler)
+    panel = client.get(f"/attempts/{attempt_id}/panel", headers=HTMX).text
+    assert f'hx-post="/attempts/{attempt_id}/cancel"' in panel
+    response = client.post(f"/attempts/{attempt_id}/cancel", headers=HTMX)
+    assert response.status_code == 200
+    assert response.headers["HX-Trigger"] == "attempts-changed"  # the history follows
+    assert "status-cancelled" in response.text and "Cancel this run" not in response.text
+    assert "before a worker started it" in response.text
+    # Pressed again (a second tab): it has ended, and the panel says so.
+    again = client.post(f"/attempts/{attempt_id}/cancel", headers=HTMX)
+    assert again.status_code == 200 and "status-cancelled" in again.text
+    plain = client.post(f"/attempts/{attempt_id}/cancel", follow_redirects=False)
+    assert plain.status_code == 409 and "already ended" in plain.text
