@@ -39,6 +39,7 @@ from typing import Any
 from sqlalchemy import create_engine, text
 
 from bench.learner import Session, StreamLog, follow
+from bench.processes import log_problems, wait_until_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "class-load-password"
@@ -205,7 +206,7 @@ def check_points(report: Report, database_url: str) -> None:
 
 
 def run_class(
-    url: str,
+    url: str | list[str],
     *,
     learners: int,
     seconds: float,
@@ -213,26 +214,45 @@ def run_class(
     drill: str = "overfit-one-batch",
     think_s: float = 2.0,
 ) -> Report:
+    """`url`: one server, or several web processes of one deployment (learner i uses the
+    (i mod n)-th, as a load balancer that keeps a browser on one process)."""
     report = Report(learners=learners, seconds=seconds)
-    # Registration hashes a password (argon2id, ~150 ms of CPU): done before the clock starts.
+    class_list = register_class(url, report, drill=drill, think_s=think_s)
+    teach(class_list, seconds)
+    if database_url:
+        check_points(report, database_url)
+    return report
+
+
+def register_class(
+    url: str | list[str], report: Report, *, drill: str, think_s: float
+) -> list[Learner]:
+    """The report's learners, registered: before the clock starts, since registration hashes a
+    password (argon2id, ~150 ms of CPU each)."""
+    urls = [url] if isinstance(url, str) else url
     with ThreadPoolExecutor(8) as registrations:
-        class_list = list(
+        return list(
             registrations.map(
-                lambda i: Learner(url, i, report, drill, think_s), range(1, learners + 1)
+                lambda i: Learner(urls[(i - 1) % len(urls)], i, report, drill, think_s),
+                range(1, report.learners + 1),
             )
         )
+
+
+def teach(class_list: list[Learner], seconds: float) -> None:
+    """Every learner works until the time is up (and finishes the run under way)."""
     deadline = time.monotonic() + seconds
     threads = [
-        threading.Thread(target=learner.work_until, args=(deadline,), name=learner.username)
+        # Daemons: a benchmark stopped with Ctrl-C does not wait for them to see the deadline.
+        threading.Thread(
+            target=learner.work_until, args=(deadline,), name=learner.username, daemon=True
+        )
         for learner in class_list
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    if database_url:
-        check_points(report, database_url)
-    return report
 
 
 @dataclass(frozen=True)
@@ -243,16 +263,7 @@ class Server:
 
     def log_problems(self) -> list[str]:
         """The server log's errors, each traceback in full."""
-        problems: list[str] = []
-        in_traceback = False
-        for line in self.log.read_text().splitlines():
-            if "Traceback" in line:
-                in_traceback = True
-            if in_traceback or "ERROR" in line or "CRITICAL" in line:
-                problems.append(line)
-            if in_traceback and line and not line.startswith((" ", "Traceback")):
-                in_traceback = False  # the exception's own line ends the traceback
-        return problems
+        return log_problems(self.log)
 
 
 @contextmanager
@@ -282,7 +293,7 @@ def started_server(*, workers: int = 2) -> Iterator[Server]:
         )
         running = Server(f"http://127.0.0.1:{port}", database_url, Path(folder) / "server.log")
         try:
-            _wait_until_up(running.url, server)
+            wait_until_answers(running.url, server, timeout=120)
             yield running
         finally:
             server.terminate()
@@ -293,20 +304,6 @@ def started_server(*, workers: int = 2) -> Iterator[Server]:
             log.close()
             if problems := running.log_problems():
                 print("server log errors:", *problems[:200], sep="\n  ", file=sys.stderr)
-
-
-def _wait_until_up(url: str, server: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"the server exited with {server.returncode} while starting")
-        try:
-            with urllib.request.urlopen(f"{url}/login", timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.25)
-    raise RuntimeError(f"the server at {url} did not answer within {timeout} s")
 
 
 def print_report(report: Report) -> None:

@@ -1,0 +1,263 @@
+"""Benchmark of the "scale out" issue: for each setting, CPU per run of each process kind,
+throughput against the compute limit, latency at low load, and a class in the scale-out set-up.
+
+    python -m bench.scale_out --setups embedded --workers 2 --submitters 8 --seconds 60
+    python -m bench.scale_out --setups embedded scale-out --workers 1 2 4 --web-processes 1 2 \\
+        --submitters 1 8 --learners 50 --seconds 60 --json results.json
+
+For each setup x workers x web processes (the embedded set-up has one) it starts a deployment
+(bench/deployments.py), warms it up with one run per worker, then measures each load in turn:
+`--submitters N` (closed loop: post, follow to `done`, post again; no pages, no pauses) and
+`--learners N` (bench/class_load.py's simulated class). Around each load's window it reads the
+CPU time of every process by role (web, worker, scheduler; bench/process_cpu.py) and divides it
+by the runs completed in the window; from the database it reads the window's queue waits and
+compute times. The compute limit is workers / median compute time. Everything started is
+stopped at the end, on errors and Ctrl-C too. Not a test: the figures go to the README.
+"""
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from bench import database_figures
+from bench.class_load import Report, check_points, percentiles, register_class, teach
+from bench.deployments import Deployment, embedded, scale_out
+from bench.process_cpu import CpuWindow, measure_cpu
+from bench.scale_out_table import print_table
+from bench.submitters import register_submitters, submit_until
+
+DRILL = "overfit-one-batch"  # 200 steps, its default: the runs the README's figures are about
+CALIBRATION_RUNS = 7  # sequential runs that give the drill's compute time alone
+
+
+@dataclass(frozen=True)
+class Load:
+    kind: str  # "submitters" or "learners"
+    clients: int
+
+    def __str__(self) -> str:
+        return f"{self.clients} {self.kind}"
+
+
+def deployment_for(
+    setup: str, workers: int, web_processes: int
+) -> AbstractContextManager[Deployment]:
+    if setup == "embedded":
+        return embedded(workers=workers)
+    return scale_out(workers=workers, web_processes=web_processes)
+
+
+def settings(args: argparse.Namespace) -> Iterator[tuple[str, int, int]]:
+    for setup in args.setups:
+        for workers in args.workers:
+            # The embedded set-up is one web process by design (its workers are its children).
+            for web_processes in [1] if setup == "embedded" else args.web_processes:
+                yield setup, workers, web_processes
+
+
+def warm_up(deployment: Deployment) -> float:
+    """One run per worker (and per web process): first requests, first job of each worker. Then
+    the drill's compute time alone (median of a few runs one after the other, nothing else
+    running): the compute limit divides by it. Under load a run's own compute time grows (the
+    workers share the cores with everything else), and a limit from that would move with the
+    load it is meant to judge."""
+    sessions = register_submitters(
+        deployment.urls, max(deployment.workers, deployment.web_processes)
+    )
+    warm = submit_until(sessions, 0)
+    alone = [submit_until(sessions[:1], 0) for _ in range(CALIBRATION_RUNS)]
+    errors = warm.errors + [error for runs in alone for error in runs.errors]
+    if errors:
+        raise RuntimeError(f"the warm-up runs failed: {errors[:3]}")
+    return statistics.median(
+        sample["compute_ms"] / 1000 for runs in alone for sample in runs.samples
+    )
+
+
+def measure(
+    deployment: Deployment, load: Load, seconds: float, think_s: float, compute_alone_s: float
+) -> dict[str, Any]:
+    """One window of one load; the row of the table."""
+    load_average = os.getloadavg()[0]
+    if load.kind == "submitters":
+        sessions = register_submitters(deployment.urls, load.clients)
+    else:
+        report = Report(learners=load.clients, seconds=seconds)
+        class_list = register_class(deployment.urls, report, drill=DRILL, think_s=think_s)
+    before = database_figures.last_attempt_id(deployment.database_url)
+    cpu_window = measure_cpu(deployment.process_roles)
+    started = time.monotonic()
+    if load.kind == "submitters":
+        runs = submit_until(sessions, seconds)
+    else:
+        teach(class_list, seconds)
+    window_s = time.monotonic() - started
+    cpu = cpu_window()
+    row: dict[str, Any] = {
+        "setup": deployment.kind,
+        "workers": deployment.workers,
+        "web_processes": deployment.web_processes,
+        "load": str(load),
+        "window_s": round(window_s, 1),
+        "load_average_before": round(load_average, 2),
+    }
+    if load.kind == "submitters":
+        completed = len(runs.samples)
+        row |= submitter_figures(runs.samples, runs.errors)
+    else:
+        check_points(report, deployment.database_url)
+        completed = report.runs_completed
+        row |= learner_figures(report)
+    attempts = database_figures.attempts_after(deployment.database_url, before)
+    row |= throughput_figures(
+        completed, window_s, deployment.workers, compute_alone_s, attempts.compute_s
+    )
+    row |= cpu_figures(cpu, completed)
+    row["final_statuses"] = attempts.statuses
+    row["queue_wait_s"] = percentiles(attempts.queue_wait_s)
+    row["storage"] = database_figures.storage_per_attempt(deployment.database_url)
+    return row
+
+
+def throughput_figures(
+    completed: int, window_s: float, workers: int, compute_alone_s: float, compute_s: list[float]
+) -> dict[str, Any]:
+    """The limit: what `workers` busy workers finish per second at the drill's compute time
+    alone. (More workers than cores cannot reach it: they share the cores.)"""
+    runs_per_s = completed / window_s
+    limit = workers / compute_alone_s
+    in_window = statistics.median(compute_s) if compute_s else None
+    return {
+        "runs_completed": completed,
+        "runs_per_s": round(runs_per_s, 2),
+        "compute_ms_alone": round(1000 * compute_alone_s, 1),
+        "compute_limit_runs_per_s": round(limit, 2),
+        "throughput_of_limit": round(runs_per_s / limit, 2),
+        "compute_ms_p50_in_window": round(1000 * in_window, 1) if in_window else None,
+        "compute_limit_in_window_runs_per_s": round(workers / in_window, 2) if in_window else None,
+    }
+
+
+def cpu_figures(cpu: CpuWindow, completed: int) -> dict[str, Any]:
+    per_run = {
+        f"{role}_cpu_ms_per_run": round(1000 * seconds / completed, 1) if completed else None
+        for role, seconds in cpu.seconds.items()
+    }
+    return per_run | {
+        "cpu_s": {role: round(seconds, 2) for role, seconds in cpu.seconds.items()},
+        "processes": cpu.processes,
+        "processes_ended_during_window": cpu.ended_during_window,
+    }
+
+
+def submitter_figures(samples: list[dict[str, float]], errors: list[str]) -> dict[str, Any]:
+    done = [sample["done_ms"] for sample in samples]
+    compute = [sample["compute_ms"] for sample in samples]
+    figures: dict[str, Any] = {
+        "errors": len(errors),
+        "error_examples": errors[:3],
+        "post_to_first_point_ms": percentiles([sample["first_point_ms"] for sample in samples]),
+        "post_to_done_ms": percentiles(done),
+        "done_over_compute": None,
+    }
+    if samples:
+        figures["done_over_compute"] = round(
+            statistics.median(done) / statistics.median(compute), 2
+        )
+    return figures
+
+
+def learner_figures(report: Report) -> dict[str, Any]:
+    summary = report.summary()
+    return {
+        "errors": summary["4xx"]
+        + summary["5xx"]
+        + summary["connection_errors"]
+        + summary["streams_without_done"],
+        "error_examples": report.connection_errors[:3],
+        "lost_points": summary["lost_points"],
+        "repeated_points": summary["repeated_points"],
+        "points_checked": summary["points_checked"],
+        "page_ms": summary["page_ms"],
+        "post_ms": summary["post_ms"],
+    }
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C, so every `with` block stops what it started."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.scale_out")
+    parser.add_argument(
+        "--setups", nargs="+", choices=["embedded", "scale-out"], default=["embedded"]
+    )
+    parser.add_argument("--workers", type=int, nargs="+", default=[2])
+    parser.add_argument(
+        "--web-processes", type=int, nargs="+", default=[1], help="scale-out set-up only"
+    )
+    parser.add_argument(
+        "--submitters",
+        type=int,
+        nargs="*",
+        default=[8],
+        help="closed-loop submitters per window, one window each (none: `--submitters`)",
+    )
+    parser.add_argument(
+        "--learners", type=int, nargs="*", default=[], help="simulated classes (class_load)"
+    )
+    parser.add_argument("--seconds", type=float, default=60, help="each load's window")
+    parser.add_argument("--think", type=float, default=2.0, help="learners' mean pause (s)")
+    parser.add_argument("--json", metavar="FILE", help="also write every row as JSON ('-': stdout)")
+    args = parser.parse_args()
+    loads = [Load("submitters", n) for n in args.submitters] + [
+        Load("learners", n) for n in args.learners
+    ]
+    stop_on_sigterm()
+    rows: list[dict[str, Any]] = []
+    try:
+        for setup, workers, web_processes in settings(args):
+            print(
+                f"starting {setup}: {workers} worker(s), {web_processes} web process(es)",
+                file=sys.stderr,
+            )
+            with deployment_for(setup, workers, web_processes) as deployment:
+                compute_alone_s = warm_up(deployment)
+                for load in loads:
+                    print(f"  measuring {load} for {args.seconds:g} s", file=sys.stderr)
+                    rows.append(
+                        measure(deployment, load, args.seconds, args.think, compute_alone_s)
+                    )
+                    print_table(rows[-1:], header=len(rows) == 1)
+    finally:
+        if args.json:
+            text = json.dumps(rows, indent=2)
+            if args.json == "-":
+                print(text)
+            else:
+                with open(args.json, "w") as output:
+                    output.write(text + "\n")
+    if rows:
+        print()
+        print_table(rows, header=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        # The `with` blocks have stopped every process by now.
+        sys.exit("interrupted: every process the benchmark started is stopped")

@@ -1,0 +1,75 @@
+"""Closed-loop submitters: each posts a run (overfit-one-batch, 200 steps), follows its event
+stream to `done`, reads the attempt, and posts the next at once: no pages, no pauses. The load
+of the issue's "8 submitters"; with 1 submitter, the latency at low load.
+
+Submitter i uses web process i mod n (a load balancer that keeps a browser on one process); the
+stream's points come from the database either way (the worker writes them, any web process
+streams them).
+"""
+
+import itertools
+import os
+import threading
+import time
+import urllib.error
+from dataclasses import dataclass, field
+
+from bench.learner import Session
+from bench.submit_latency import one_run
+
+PASSWORD = "submitter-password"
+
+
+@dataclass
+class SubmitterRuns:
+    samples: list[dict[str, float]] = field(default_factory=list)  # one_run's, per finished run
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def register_submitters(urls: list[str], submitters: int) -> list[Session]:
+    """One new account per submitter (registration hashes a password: done before any clock)."""
+    first = next(_accounts_made)
+    for _ in range(submitters - 1):
+        next(_accounts_made)
+    return [
+        Session.registered(urls[i % len(urls)], f"submitter-{first + i}-{os.getpid()}", PASSWORD)
+        for i in range(submitters)
+    ]
+
+
+_accounts_made = itertools.count()
+
+
+def submit_until(sessions: list[Session], seconds: float, *, first_seed: int = 0) -> SubmitterRuns:
+    """Every session submits in a loop until `seconds` are up, at least once (seconds=0: one
+    run each, a warm-up); a run under way then is followed to its end and counted (the
+    caller's window includes it)."""
+    runs = SubmitterRuns()
+    deadline = time.monotonic() + seconds
+
+    def submitter(index: int, session: Session) -> None:
+        seed = first_seed + 100_000 * index
+        while True:
+            try:
+                sample = one_run(session, seed)
+            except (OSError, urllib.error.URLError, RuntimeError, KeyError) as error:
+                with runs.lock:
+                    runs.errors.append(f"{type(error).__name__}: {error}")
+                time.sleep(0.5)  # a failing server is not hammered
+            else:
+                with runs.lock:
+                    runs.samples.append(sample)
+            seed += 1
+            if time.monotonic() >= deadline:
+                return
+
+    threads = [
+        threading.Thread(target=submitter, args=(i, session), name=f"submitter-{i}", daemon=True)
+        for i, session in enumerate(sessions)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return runs
