@@ -15,9 +15,9 @@ import time
 from typing import Protocol
 
 import psycopg
-from sqlalchemy import Engine, func
+from sqlalchemy import Engine, bindparam, func, select
 from sqlalchemy.engine import make_url
-from sqlmodel import Session, col, select
+from sqlmodel import col
 
 from app.attempt_changes import CHANNEL, Change
 from app.broker import AttemptEventBroker
@@ -95,6 +95,16 @@ class PostgresListener:
                     quiet_since = time.monotonic()
 
 
+# Each watched attempt's status and newest point: what changes when a worker stores anything.
+_WATCHED_STATE = select(
+    col(Attempt.id),
+    col(Attempt.status),
+    select(func.max(col(MetricPoint.id)))
+    .where(col(MetricPoint.attempt_id) == col(Attempt.id))
+    .scalar_subquery(),
+).where(col(Attempt.id).in_(bindparam("watched", expanding=True)))
+
+
 class SqlitePoller:
     def __init__(self, engine: Engine, broker: AttemptEventBroker) -> None:
         self._engine = engine
@@ -122,15 +132,8 @@ class SqlitePoller:
         self._seen = {key: value for key, value in self._seen.items() if key in watched}
         if not watched:
             return
-        last_point = (
-            select(func.max(MetricPoint.id))
-            .where(MetricPoint.attempt_id == Attempt.id)
-            .scalar_subquery()
-        )
-        with Session(self._engine) as session:
-            rows = session.exec(
-                select(Attempt.id, Attempt.status, last_point).where(col(Attempt.id).in_(watched))
-            ).all()
+        with self._engine.connect() as connection:
+            rows = connection.execute(_WATCHED_STATE, {"watched": list(watched)}).all()
         for attempt_id, status, point in rows:
             assert attempt_id is not None
             state = (status, int(point or 0))

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine
-from sqlmodel import Session, col, select
+from sqlalchemy import Engine, and_, bindparam, select
+from sqlmodel import col
 from starlette.concurrency import run_in_threadpool
 
 from app.broker import AttemptEventBroker
@@ -34,17 +34,37 @@ class Snapshot:
         return AttemptStatus(self.status).is_final
 
 
+# One statement, so status and points come from one snapshot; Core, not the ORM: every open
+# stream runs it at each change of its attempt.
+_READ_AFTER = (
+    select(
+        col(Attempt.status),
+        col(MetricPoint.id),
+        col(MetricPoint.name),
+        col(MetricPoint.step),
+        col(MetricPoint.value),
+    )
+    .select_from(Attempt)
+    .outerjoin(
+        MetricPoint,
+        and_(
+            col(MetricPoint.attempt_id) == col(Attempt.id),
+            col(MetricPoint.id) > bindparam("cursor"),
+        ),
+    )
+    .where(col(Attempt.id) == bindparam("attempt_id"))
+    .order_by(col(MetricPoint.id))
+)
+
+
 def read_after(engine: Engine, attempt_id: int, cursor: int) -> Snapshot:
-    """The attempt's status and its points stored after `cursor`. Status is read first: points
-    read after a final status are all there is (the final record is stored in one transaction)."""
-    with Session(engine) as session:
-        status = session.exec(select(Attempt.status).where(Attempt.id == attempt_id)).one()
-        rows = session.exec(
-            select(MetricPoint.id, MetricPoint.name, MetricPoint.step, MetricPoint.value)
-            .where(MetricPoint.attempt_id == attempt_id, col(MetricPoint.id) > cursor)
-            .order_by(col(MetricPoint.id))
-        ).all()
-    return Snapshot(status, [(int(i or 0), name, step, value) for i, name, step, value in rows])
+    """The attempt's status and its points stored after `cursor`. Read together: points read
+    with a final status are all there is (the final record is stored in one transaction)."""
+    with engine.connect() as connection:
+        rows = connection.execute(_READ_AFTER, {"attempt_id": attempt_id, "cursor": cursor}).all()
+    status = rows[0][0]
+    points = [(int(i), name, step, value) for _, i, name, step, value in rows if i is not None]
+    return Snapshot(status, points)
 
 
 def points_event(points: list[tuple[int, str, int, float | None]]) -> dict[str, str]:

@@ -73,12 +73,13 @@ def warm_up(deployment: Deployment) -> float:
         deployment.urls, max(deployment.workers, deployment.web_processes)
     )
     warm = submit_until(sessions, 0)
+    before = database_figures.last_attempt_id(deployment.database_url)
     alone = [submit_until(sessions[:1], 0) for _ in range(CALIBRATION_RUNS)]
     errors = warm.errors + [error for runs in alone for error in runs.errors]
     if errors:
         raise RuntimeError(f"the warm-up runs failed: {errors[:3]}")
     return statistics.median(
-        sample["compute_ms"] / 1000 for runs in alone for sample in runs.samples
+        database_figures.attempts_after(deployment.database_url, before).compute_s
     )
 
 
@@ -111,12 +112,13 @@ def measure(
     }
     if load.kind == "submitters":
         completed = len(runs.samples)
-        row |= submitter_figures(runs.samples, runs.errors)
     else:
         check_points(report, deployment.database_url)
         completed = report.runs_completed
         row |= learner_figures(report)
     attempts = database_figures.attempts_after(deployment.database_url, before)
+    if load.kind == "submitters":
+        row |= submitter_figures(runs.samples, runs.errors, attempts.compute_s)
     row |= throughput_figures(
         completed, window_s, deployment.workers, compute_alone_s, attempts.compute_s
     )
@@ -158,9 +160,11 @@ def cpu_figures(cpu: CpuWindow, completed: int) -> dict[str, Any]:
     }
 
 
-def submitter_figures(samples: list[dict[str, float]], errors: list[str]) -> dict[str, Any]:
+def submitter_figures(
+    samples: list[dict[str, float]], errors: list[str], compute_s: list[float]
+) -> dict[str, Any]:
     done = [sample["done_ms"] for sample in samples]
-    compute = [sample["compute_ms"] for sample in samples]
+    compute = [1000 * seconds for seconds in compute_s]
     figures: dict[str, Any] = {
         "errors": len(errors),
         "error_examples": errors[:3],
@@ -168,7 +172,7 @@ def submitter_figures(samples: list[dict[str, float]], errors: list[str]) -> dic
         "post_to_done_ms": percentiles(done),
         "done_over_compute": None,
     }
-    if samples:
+    if samples and compute:
         figures["done_over_compute"] = round(
             statistics.median(done) / statistics.median(compute), 2
         )

@@ -1,5 +1,6 @@
 """Closed-loop submitters: each posts a run (overfit-one-batch, 200 steps), follows its event
-stream to `done`, reads the attempt, and posts the next at once: no pages, no pauses. The load
+stream to `done`, and posts the next at once: no pages, no pauses; what a browser asks of the
+server for one run, nothing more (compute times are read from the database afterwards). The load
 of the issue's "8 submitters"; with 1 submitter, the latency at low load.
 
 Submitter i uses web process i mod n (a load balancer that keeps a browser on one process); the
@@ -14,8 +15,8 @@ import time
 import urllib.error
 from dataclasses import dataclass, field
 
-from bench.learner import Session
-from bench.submit_latency import one_run
+from bench.learner import Session, follow
+from bench.submit_latency import post_attempt
 
 PASSWORD = "submitter-password"
 
@@ -41,6 +42,23 @@ def register_submitters(urls: list[str], submitters: int) -> list[Session]:
 _accounts_made = itertools.count()
 
 
+def stream_one_run(session: Session, seed: int) -> dict[str, float]:
+    """POST a run and follow its stream to `done` (which carries the final status)."""
+    started = time.perf_counter()
+    created = post_attempt(session, seed)
+    log = follow(session, created["urls"]["events"], timeout=120)
+    if log.done_at is None:
+        raise RuntimeError(f"attempt {created['id']}: the stream ended without `done`")
+    status = log.events[-1][1]
+    if status != "succeeded":
+        raise RuntimeError(f"attempt {created['id']} ended {status}")
+    return {
+        "attempt_id": created["id"],
+        "first_point_ms": 1000 * ((log.first_point_at or log.done_at) - started),
+        "done_ms": 1000 * (log.done_at - started),
+    }
+
+
 def submit_until(sessions: list[Session], seconds: float, *, first_seed: int = 0) -> SubmitterRuns:
     """Every session submits in a loop until `seconds` are up, at least once (seconds=0: one
     run each, a warm-up); a run under way then is followed to its end and counted (the
@@ -52,7 +70,7 @@ def submit_until(sessions: list[Session], seconds: float, *, first_seed: int = 0
         seed = first_seed + 100_000 * index
         while True:
             try:
-                sample = one_run(session, seed)
+                sample = stream_one_run(session, seed)
             except (OSError, urllib.error.URLError, RuntimeError, KeyError) as error:
                 with runs.lock:
                     runs.errors.append(f"{type(error).__name__}: {error}")

@@ -124,7 +124,7 @@ def cancel(attempt: OwnAttemptDep, session: SessionDep) -> AttemptPublic:
 
 
 @router.get("/attempts/{attempt_id}/events", responses=error_responses(401, 404, 422))
-def stream_attempt(
+async def stream_attempt(
     attempt: AttemptDep,
     session: SessionDep,
     engine: EngineDep,

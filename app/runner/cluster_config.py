@@ -20,6 +20,12 @@ CLUSTER_CONFIG: dict[str, Any] = {
     # answer anyone who can reach the port.
     "distributed.scheduler.http.routes": [],
     "distributed.worker.http.routes": [],
+    # The system monitor samples CPU, memory and disk twice a second for the dashboard, which
+    # these clusters do not serve; in the embedded set-up the scheduler's sampling ran in the web
+    # process (about 4% of its CPU under load). Memory limits do not depend on it.
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
 }
 
 # An external cluster listens on the network: besides speaking TLS, its scheduler and workers

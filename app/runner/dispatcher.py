@@ -23,7 +23,7 @@ from app.models import AttemptStatus
 from app.runner.cluster import connect
 from app.runner.events import Ended, EventSink, Finished, ReplayDone
 from app.runner.pool import PoolKeeper
-from app.runner.worker_task import execute_attempt, execute_replay
+from app.runner.worker_task import RecordNotStored, execute_attempt, execute_replay
 
 logger = logging.getLogger(__name__)
 
@@ -154,8 +154,10 @@ class AttemptRunner:
         """Count the workers; note the scheduler's identity."""
         assert self.client is not None
         try:
-            live = len(self.client.nthreads())
-            self._scheduler_id = str(self.client.scheduler_info(n_workers=0)["id"])
+            # One round trip; n_workers=0 leaves out the (long) per-worker details.
+            identity = self.client.scheduler_info(n_workers=0)
+            live = int(identity["n_workers"])
+            self._scheduler_id = str(identity["id"])
         except Exception:  # the scheduler itself is unreachable: no worker can take a run
             logger.exception("could not count the workers")
             live = 0
@@ -193,16 +195,17 @@ class AttemptRunner:
             if self._attempts.pop(attempt_id, None) is None:
                 return  # already handled by stop()
         if future.status == "finished":
-            outcome = future.result()
-            if not outcome.get("stored", True):  # the worker could not reach the database
-                self._sink.put(Finished(attempt_id, outcome["record"]))
-            return
+            return  # its worker stored it
         if future.status == "cancelled":
             # Nobody cancels an attempt's future (a learner's cancel goes through the database):
             # this process lost the scheduler. The task may still run (a brief drop) or be gone
             # with its scheduler; the housekeeping tells which, from the scheduler's identity
             # and the run's heartbeat.
             logger.info("attempt %s: lost sight of its task (%s)", attempt_id, future.key)
+            return
+        error = future.exception()
+        if isinstance(error, RecordNotStored):  # the worker could not reach the database
+            self._sink.put(Finished(attempt_id, error.record))
             return
         self._sink.put(Ended(attempt_id, AttemptStatus.failed, _failure(attempt_id, future)))
 

@@ -11,6 +11,16 @@ from typing import Any
 from distributed import get_worker
 
 
+class RecordNotStored(Exception):
+    """The run finished but its worker could not store the record: it travels back to the web
+    process that sent it, which stores it. (Only then: a stored run returns nothing, so the
+    web process never fetches a result from the worker.)"""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__(record)
+        self.record = record
+
+
 def execute_attempt(
     attempt_id: int,
     database_url: str,
@@ -19,9 +29,9 @@ def execute_attempt(
     seed: int,
     time_limit_s: float,
     memory_limit_mb: float | None,
-) -> dict[str, Any]:
-    """Run the attempt and store it. Returns {"stored": True}, or, when the database could not
-    take the final record, {"stored": False, "record": ...} for the web process to store."""
+) -> None:
+    """Run the attempt and store it; raise RecordNotStored when the database would not take the
+    final record."""
     # Imported on the worker only: the web process that submits this function never loads torch.
     from app.runner.progress_store import ProgressStore
     from drills.core.limits import Limits
@@ -29,7 +39,7 @@ def execute_attempt(
 
     store = ProgressStore(database_url, attempt_id)
     if not store.claim(get_worker().address):
-        return {"stored": True, "ran": False}  # ended (e.g. cancelled) before a worker was free
+        return  # ended (e.g. cancelled) before a worker was free: nothing to run
     limits = Limits(
         time_limit_s=time_limit_s,
         memory_limit_mb=memory_limit_mb,
@@ -39,9 +49,8 @@ def execute_attempt(
         record = run_drill(drill, knobs, seed, emit=store.add_points, limits=limits)
     try:
         store.finish(record)
-    except Exception:
-        return {"stored": False, "ran": True, "record": record}
-    return {"stored": True, "ran": True}
+    except Exception as error:
+        raise RecordNotStored(record) from error
 
 
 def execute_replay(

@@ -21,10 +21,12 @@ def open_login(session: Session, *, user: User) -> str:
 
 
 def user_of(session: Session, token: str) -> User | None:
-    login = session.exec(
-        select(LoginSession).where(LoginSession.token_hash == _hash(token))
+    # One query (every request of a logged-in browser asks it).
+    return session.exec(
+        select(User)
+        .join(LoginSession, col(LoginSession.user_id) == col(User.id))
+        .where(LoginSession.token_hash == _hash(token))
     ).first()
-    return session.get(User, login.user_id) if login else None
 
 
 def close_login(session: Session, token: str) -> None:

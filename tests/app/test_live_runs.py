@@ -3,8 +3,10 @@ browser that reconnects to a stream gets the rest of the points, none twice."""
 
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+from distributed import get_worker
 from fastapi import FastAPI
 from sqlmodel import Session as DatabaseSession
 from sqlmodel import col, func, select
@@ -13,6 +15,7 @@ from app import evidence
 from app.config import Settings
 from app.main import create_app
 from app.models import AttemptStatus, MetricPoint
+from app.runner import dispatcher
 from bench.learner import Session, follow
 from tests.conftest import PASSWORD, PREDICTION, make_user
 from tests.live import serving
@@ -79,3 +82,24 @@ def test_a_browser_that_reconnects_gets_the_rest_of_the_points_and_none_twice(
     # A page that drew the stored points asks only for what comes after them.
     after = follow(browser, f"{path}?after={second.last_event_id}")
     assert after.points == [] and after.done_at is not None
+
+
+def run_without_a_database(attempt_id: int, database_url: str, *_: Any) -> None:
+    """Stands in for execute_attempt on a worker that cannot reach the database at the end."""
+    from app.runner.progress_store import ProgressStore
+    from app.runner.worker_task import RecordNotStored
+
+    ProgressStore(database_url, attempt_id).claim(get_worker().address)
+    raise RecordNotStored({"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 0.5]]}})
+
+
+def test_a_record_its_worker_could_not_store_is_stored_by_the_web_process(
+    live: tuple[FastAPI, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app, browser = live
+    monkeypatch.setattr(dispatcher, "execute_attempt", run_without_a_database)
+    attempt_id = browser.post_json("/api/attempts", LONG_RUN)["id"]
+    log = follow(browser, f"/api/attempts/{attempt_id}/events", timeout=60)
+    assert log.events[-1] == ("done", "succeeded")
+    attempt = browser.get_json(f"/api/attempts/{attempt_id}")
+    assert attempt["metrics"] == {"loss": [[0, 2.0], [1, 0.5]]}

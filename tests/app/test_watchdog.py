@@ -15,7 +15,7 @@ from app.runner import dispatcher
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
 
 
-def stuck_run(attempt_id: int, database_url: str, *_: Any) -> dict[str, Any]:
+def stuck_run(attempt_id: int, database_url: str, *_: Any) -> None:
     """Stands in for execute_attempt: claims the attempt and keeps its heartbeat going (as a
     worker stuck inside one long op does), but never reports a step."""
     from app.runner.progress_store import ProgressStore
@@ -24,7 +24,7 @@ def stuck_run(attempt_id: int, database_url: str, *_: Any) -> dict[str, Any]:
     store.claim(get_worker().address)
     with store.heartbeat():
         time.sleep(120)
-    return {"stored": True}
+    return None
 
 
 @pytest.mark.slow  # restarts a worker of the shared cluster (a fresh torch process)
