@@ -97,6 +97,12 @@ def test_core_and_drill_descriptions_import_no_torch_at_module_level() -> None:
 # The runner may lean on settings, the models' vocabulary and itself; the services (evidence,
 # replays, the broker, attempts, ...) depend on the runner, never the other way round.
 RUNNER_MAY_IMPORT = {"app.config", "app.models"}
+# One exception, on the worker's side: the progress store is what a worker runs to store its own
+# run, so it uses the evidence functions, the change channel and the engine factory. Nothing on
+# the web process's side of the runner imports it (worker_task does, inside the task).
+WORKER_SIDE_MAY_IMPORT = {
+    "app/runner/progress_store.py": {"app", "app.evidence", "app.attempt_changes", "app.db"},
+}
 
 
 def test_the_runner_imports_no_service_module() -> None:
@@ -108,10 +114,20 @@ def test_the_runner_imports_no_service_module() -> None:
             and not name.startswith("app.runner")
             and name not in RUNNER_MAY_IMPORT
             and not name.startswith("app.models.")
+            and name not in WORKER_SIDE_MAY_IMPORT.get(str(path.relative_to(ROOT)), set())
         )
         for path in (ROOT / "app" / "runner").glob("*.py")
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_progress_store_is_imported_only_inside_the_worker_task() -> None:
+    """The web process's runner never loads the worker's storage at module level."""
+    for path in (ROOT / "app" / "runner").glob("*.py"):
+        module_level = ast.parse(path.read_text()).body
+        for node in module_level:
+            if isinstance(node, ast.ImportFrom):
+                assert node.module != "app.runner.progress_store", path
 
 
 DATABASE_CALLS = {"add", "add_all", "commit", "delete", "exec", "execute", "flush", "refresh"}
