@@ -5,7 +5,7 @@ pooled one: a LISTEN is lost when its connection goes back to a pool), in a thre
 While nothing arrives it sends a query every few seconds, so a dropped connection is noticed;
 it then reconnects, and wakes every stream, since changes may have been missed meanwhile.
 
-SQLite: no NOTIFY. A thread looks every quarter second at the attempts this process's streams
+SQLite: no NOTIFY. A thread looks every tenth of a second at the attempts this process's streams
 watch (one query, only while some stream is open) and wakes those that changed.
 """
 
@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 HEARTBEAT_S = 5.0
 STOP_CHECK_S = 0.5
 RECONNECT_PAUSES_S = (0.5, 1.0, 2.0, 5.0)
-POLL_S = 0.25
+POLL_S = 0.1
 APPLICATION_NAME = "drillbook-change-feed"
 
 
