@@ -1,39 +1,49 @@
-"""A throw-away PostgreSQL database for the scale-out benchmark, and what it holds per attempt.
+"""Throw-away PostgreSQL databases, for the scale-out benchmark and (tests/postgres.py) the tests.
 
-Like tests/postgres.py (the same server: 127.0.0.1:5432, trust auth), but a benchmark without a
-server stops with one clear line instead of skipping.
+The project's machines run PostgreSQL on 127.0.0.1:5432 with trust auth. A benchmark without a
+server stops with one clear line; the tests decide for themselves (they skip, or fail in CI).
 """
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
 
 SERVER = os.environ.get("DRILLBOOK_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
-def _admin() -> psycopg.Connection[tuple[Any, ...]]:
-    try:
-        return psycopg.connect(SERVER, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as error:
-        raise SystemExit(
-            f"the scale-out set-up needs PostgreSQL at {SERVER} (DRILLBOOK_BENCH_POSTGRES): {error}"
-        ) from None
+def _stop(server: str, error: psycopg.OperationalError) -> NoReturn:
+    raise SystemExit(
+        f"the scale-out set-up needs PostgreSQL at {server} (DRILLBOOK_BENCH_POSTGRES): {error}"
+    ) from None
 
 
 @contextmanager
-def throwaway_database() -> Iterator[str]:
-    """A new, empty database; yields its SQLAlchemy URL and drops it afterwards."""
-    name = f"drillbook_bench_{uuid.uuid4().hex[:12]}"
-    with _admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+def throwaway_database(
+    *,
+    server: str = SERVER,
+    prefix: str = "drillbook_bench",
+    unreachable: Callable[[str, psycopg.OperationalError], NoReturn] = _stop,
+) -> Iterator[str]:
+    """A new, empty database on `server`; yields its SQLAlchemy URL and drops it afterwards.
+    `unreachable` is called when the server does not answer."""
+
+    def admin() -> psycopg.Connection[tuple[Any, ...]]:
+        try:
+            return psycopg.connect(server, autocommit=True, connect_timeout=3)
+        except psycopg.OperationalError as error:
+            unreachable(server, error)
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with admin() as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
     try:
         yield (
-            SERVER.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + f"/{name}"
+            server.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + f"/{name}"
         )
     finally:
-        with _admin() as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with admin() as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

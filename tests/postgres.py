@@ -6,35 +6,28 @@ they fail: CI always runs them.
 """
 
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 import psycopg
 import pytest
 
+from bench import postgres
+
 SERVER = os.environ.get("DRILLBOOK_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
-def _admin() -> psycopg.Connection[tuple[object, ...]]:
-    try:
-        return psycopg.connect(SERVER, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as error:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"no PostgreSQL at {SERVER} ({error.__class__.__name__}); CI runs these")
+def _skip_unless_ci(server: str, error: psycopg.OperationalError) -> NoReturn:
+    if os.environ.get("CI") == "true":
+        raise error
+    pytest.skip(f"no PostgreSQL at {server} ({error.__class__.__name__}); CI runs these")
 
 
 @contextmanager
 def throwaway_database() -> Iterator[str]:
     """A new, empty database; yields its SQLAlchemy URL and drops it afterwards."""
-    name = f"drillbook_test_{uuid.uuid4().hex[:12]}"
-    with _admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield (
-            SERVER.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + f"/{name}"
-        )
-    finally:
-        with _admin() as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres.throwaway_database(
+        server=SERVER, prefix="drillbook_test", unreachable=_skip_unless_ci
+    ) as url:
+        yield url
