@@ -87,7 +87,34 @@ def _is_embedded_worker(process: psutil.Process) -> bool:
         return False
 
 
-def _migrate(env: dict[str, str], folder: Path) -> None:
+def web_environment(
+    *, database_url: str, scheduler: str, certs: Path, data_dir: Path
+) -> dict[str, str]:
+    """A web process's settings in the scale-out set-up: PostgreSQL, the external scheduler with
+    the web client's certificate, and a data folder all web processes share (session secret)."""
+    client = tls_files(certs, "client")
+    return {
+        "DRILLBOOK_DATABASE_URL": database_url,
+        "DRILLBOOK_SCHEDULER_ADDRESS": scheduler,
+        "DRILLBOOK_TLS_CA_FILE": str(client.ca),
+        "DRILLBOOK_TLS_CERT_FILE": str(client.cert),
+        "DRILLBOOK_TLS_KEY_FILE": str(client.key),
+        "DRILLBOOK_DATA_DIR": str(data_dir),
+    }
+
+
+def scheduler_arguments(port: int, certs: Path) -> list[str]:
+    return ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--certs", str(certs)]
+
+
+def worker_arguments(scheduler: str, certs: Path, *, nworkers: int = 1) -> list[str]:
+    return ["worker", scheduler, "--certs", str(certs), "--nworkers", str(nworkers)] + [
+        "--memory-limit",
+        WORKER_MEMORY_LIMIT,
+    ]
+
+
+def migrate(env: dict[str, str], folder: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "app", "migrate"],
         cwd=folder,
@@ -107,7 +134,7 @@ def embedded(*, workers: int) -> Iterator[Deployment]:
             "DRILLBOOK_DATA_DIR": str(folder),
             "DRILLBOOK_WORKERS": str(workers),
         }
-        _migrate(env, folder)
+        migrate(env, folder)
         deployment = Deployment("embedded", workers, database_url, folder)
         try:
             port = free_port()
@@ -131,39 +158,16 @@ def scale_out(*, workers: int, web_processes: int) -> Iterator[Deployment]:
         certs = folder / "certs"
         make_cluster_certificates(certs)
         (folder / "data").mkdir()
-        scheduler = f"tls://127.0.0.1:{free_port()}"
-        client = tls_files(certs, "client")
-        web_env = {
-            "DRILLBOOK_DATABASE_URL": database_url,
-            "DRILLBOOK_SCHEDULER_ADDRESS": scheduler,
-            "DRILLBOOK_TLS_CA_FILE": str(client.ca),
-            "DRILLBOOK_TLS_CERT_FILE": str(client.cert),
-            "DRILLBOOK_TLS_KEY_FILE": str(client.key),
-            "DRILLBOOK_DATA_DIR": str(folder / "data"),  # shared: the session secret
-        }
-        _migrate(web_env, folder)
+        port = free_port()
+        scheduler = f"tls://127.0.0.1:{port}"
+        web_env = web_environment(
+            database_url=database_url, scheduler=scheduler, certs=certs, data_dir=folder / "data"
+        )
+        migrate(web_env, folder)
         deployment = Deployment("scale-out", workers, database_url, folder)
         try:
-            deployment.launch(
-                "scheduler",
-                ["scheduler", "--host", "127.0.0.1", "--port", scheduler.rsplit(":", 1)[1]]
-                + ["--certs", str(certs)],
-                {},
-            )
-            deployment.launch(
-                "worker",
-                [
-                    "worker",
-                    scheduler,
-                    "--certs",
-                    str(certs),
-                    "--nworkers",
-                    str(workers),
-                    "--memory-limit",
-                    WORKER_MEMORY_LIMIT,
-                ],
-                {},
-            )
+            deployment.launch("scheduler", scheduler_arguments(port, certs), {})
+            deployment.launch("worker", worker_arguments(scheduler, certs, nworkers=workers), {})
             _wait_for_registered_workers(deployment, workers)
             for index in range(web_processes):
                 port = free_port()

@@ -8,13 +8,10 @@ again, no attempt is left queued or running. Metric points are counted in the da
 (attempt, metric, step) stored once, and every stream delivered each exactly once.
 """
 
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +21,11 @@ import psutil
 import pytest
 from sqlalchemy import text
 
-from app.config import ROOT
 from app.db import make_engine
-from app.runner.certificates import make_cluster_certificates, tls_files
+from app.runner.certificates import make_cluster_certificates
+from bench.deployments import migrate, scheduler_arguments, web_environment, worker_arguments
 from bench.learner import Session, follow
+from bench.processes import wait_until_answers
 from tests.conftest import PASSWORD, PREDICTION
 from tests.postgres import throwaway_database
 from tests.processes import free_port, kill_group, start, stop
@@ -52,15 +50,13 @@ class Deployment:
         return f"tls://127.0.0.1:{self.scheduler_port}"
 
     def web_env(self) -> dict[str, str]:
-        files = tls_files(self.certs, "client")
-        return {
+        return web_environment(
+            database_url=self.database_url,
+            scheduler=self.scheduler,
+            certs=self.certs,
+            data_dir=self.folder / "data",
+        ) | {
             "DRILLBOOK_ENVIRONMENT": "test",
-            "DRILLBOOK_DATABASE_URL": self.database_url,
-            "DRILLBOOK_SCHEDULER_ADDRESS": self.scheduler,
-            "DRILLBOOK_TLS_CA_FILE": str(files.ca),
-            "DRILLBOOK_TLS_CERT_FILE": str(files.cert),
-            "DRILLBOOK_TLS_KEY_FILE": str(files.key),
-            "DRILLBOOK_DATA_DIR": str(self.folder / "data"),  # shared: the session secret
             "DRILLBOOK_HEARTBEAT_TIMEOUT_S": "10",
             # A run whose task was lost would wait this long in the queue: fail fast instead.
             "DRILLBOOK_QUEUE_TIMEOUT_S": "60",
@@ -73,22 +69,18 @@ class Deployment:
         self.processes[name] = start(arguments, self.log(name), self.folder, env)
 
     def start_cluster(self) -> None:
-        certs = str(self.certs)
-        self.launch(
-            "scheduler",
-            ["scheduler", "--host", "127.0.0.1", "--port", str(self.scheduler_port)]
-            + ["--certs", certs],
-        )
+        self.launch("scheduler", scheduler_arguments(self.scheduler_port, self.certs))
         for name in ("worker-1", "worker-2"):
-            self.launch(
-                name, ["worker", self.scheduler, "--certs", certs, "--memory-limit", "1GiB"]
-            )
+            self.launch(name, worker_arguments(self.scheduler, self.certs))
 
     def start_web(self, index: int) -> str:
         port = self.web_ports[index]
         self.launch(f"web-{index}", ["serve", "--port", str(port)], self.web_env())
         url = f"http://127.0.0.1:{port}"
-        wait_for(lambda: answers(url), 90, f"web-{index} never answered:\n{self.tails()}")
+        try:
+            wait_until_answers(url, self.processes[f"web-{index}"], timeout=90)
+        except RuntimeError as error:
+            raise AssertionError(f"{error}:\n{self.tails()}") from None
         return url
 
     def tails(self) -> str:
@@ -116,14 +108,6 @@ class Deployment:
             stop(process)
 
 
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/login", timeout=2) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
-
-
 def wait_for(condition: Callable[[], bool], timeout: float, message: str = "timed out") -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -141,13 +125,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         deployment = Deployment(
             folder, database_url, certs, free_port(), [free_port(), free_port()]
         )
-        migrate = subprocess.run(
-            [sys.executable, "-m", "app", "migrate"],
-            env=os.environ | deployment.web_env() | {"PYTHONPATH": str(ROOT)},
-            capture_output=True,
-            cwd=folder,
-        )
-        assert migrate.returncode == 0, migrate.stderr.decode()
+        migrate(deployment.web_env(), folder)
         try:
             yield deployment
         finally:
