@@ -1,5 +1,8 @@
-# Drillbook in one container: the web app with its embedded Dask workers, SQLite under /data.
+# Drillbook's one image. Alone, it is the whole app in one container (the web app with its
+# embedded Dask workers, SQLite under /data):
 #   docker build -t drillbook . && docker run -p 8000:8000 -v drillbook-data:/data drillbook
+# deploy/compose.yaml runs every service of a scale-out set-up from it (web processes, the Dask
+# scheduler, workers), each with its own `python -m app <command>`.
 
 # htmx and its SSE extension, exactly as pinned by package-lock.json.
 FROM node:20-slim AS vendor
@@ -10,14 +13,16 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
+    PYTHONPATH=/srv/drillbook \
     DRILLBOOK_DATABASE_URL=sqlite:////data/drillbook.sqlite3 \
     DRILLBOOK_DATA_DIR=/data
 WORKDIR /srv/drillbook
-# torch==2.13.0 from the default index is the large CUDA build; point PIP_EXTRA_INDEX_URL at a
-# CPU-only wheel index at build time (--build-arg) for a much smaller image.
-ARG PIP_EXTRA_INDEX_URL=""
+# torch from the CPU-only wheel index (PyPI's torch==2.13.0 for Linux pulls several GB of CUDA
+# libraries), without its dependencies: requirements.lock pins those, and every other package.
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 COPY requirements.lock ./
-RUN pip install --no-cache-dir -r requirements.lock
+RUN pip install --no-cache-dir --no-deps --index-url "$TORCH_INDEX_URL" torch==2.13.0 \
+    && pip install --no-cache-dir -r requirements.lock
 COPY pyproject.toml alembic.ini ./
 COPY app app
 COPY drills drills
@@ -26,11 +31,12 @@ COPY templates templates
 COPY static static
 COPY scripts scripts
 COPY --from=vendor /src/node_modules node_modules
-# Run from the source tree (not site-packages): templates, static files and migrations live here.
+# Run from the source tree (PYTHONPATH): templates, static files and migrations live here.
+# /certs and /data belong to the app's user, so the named volumes mounted there do too.
 RUN python scripts/vendor_static.py \
     && rm -rf node_modules \
     && useradd --create-home drillbook \
-    && mkdir /data && chown drillbook /data
+    && mkdir /certs /data && chown drillbook /certs /data
 USER drillbook
 VOLUME /data
 EXPOSE 8000
