@@ -40,11 +40,6 @@ def insert_points(session: Session, *, attempt_id: int, points: Sequence[Point])
     return max(int(i or 0) for i in ids)
 
 
-def add_points(session: Session, *, attempt: Attempt, points: Sequence[Point]) -> None:
-    assert attempt.id is not None
-    insert_points(session, attempt_id=attempt.id, points=points)
-
-
 def lock_attempt(session: Session, attempt_id: int) -> Attempt | None:
     """The attempt, fresh from the database and locked until the transaction ends (PostgreSQL;
     SQLite has one writer at a time anyway): whoever ends an attempt reads and decides under it."""
@@ -98,6 +93,8 @@ def _store_final_series(
     """Make the stored points equal the record's series. Usually every point but the last few
     already streamed in: only those are added (rewriting all of them cost the one writer thread
     most of its time under a class). Stored points the record disagrees with are all replaced."""
+    attempt_id = attempt.id
+    assert attempt_id is not None
     wanted = {
         (name, int(step)): _stored_value(value)
         for name, series in metrics.items()
@@ -117,7 +114,7 @@ def _store_final_series(
     missing = [
         (name, step, value) for (name, step), value in wanted.items() if (name, step) not in have
     ]
-    add_points(session, attempt=attempt, points=missing)
+    insert_points(session, attempt_id=attempt_id, points=missing)
 
 
 def end_without_record(

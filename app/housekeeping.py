@@ -139,7 +139,7 @@ class Housekeeping:
             scheduler_id: str | None = self._runner.scheduler_id
         except Exception:  # no scheduler reachable: judge nothing by it
             scheduler_id = None
-        now = utcnow()
+        now, no_worker_for_s = utcnow(), self._runner.no_worker_for()
         with Session(self._engine) as session:
             unfinished = session.exec(
                 select(Attempt).where(
@@ -155,7 +155,7 @@ class Housekeeping:
                         attempt,
                         now=now,
                         scheduler_id=scheduler_id,
-                        no_worker_for_s=self._runner.no_worker_for(),
+                        no_worker_for_s=no_worker_for_s,
                         settings=self._settings,
                     )
                 )
