@@ -4,6 +4,7 @@
 `python -m drills run <slug> [--set k=v]... [--seed N] [--json]`: one run and its record.
 `python -m drills verdicts [--seeds N] [--drill SLUG] [--json]`: each variant's verdict on seeds
 0..N-1, rows where the seeds disagree marked.
+`python -m drills cases list | outcomes`: the case pool (drills/cases/cli.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from drills.cases import cli as case_commands
 from drills.core.catalogue import describe
 from drills.core.contract import Drill
 from drills.core.knobs import KnobError
@@ -56,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     verdicts.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
     verdicts.add_argument("--drill", dest="slug", default=None, help="only this drill")
     verdicts.add_argument("--json", action="store_true", help="print the table as JSON")
+    case_commands.add_commands(commands)
     return parser
 
 
@@ -79,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return list_drills(as_json=args.json)
         if args.command == "verdicts":
             return print_verdicts(args.slug, args.seeds, as_json=args.json)
+        if args.command == "cases":
+            return case_commands.run(args)
         knobs = parse_knob_settings(args.knobs)
         # Imported here so `list` and bad arguments answer without setting up a run.
         from drills.core.runner import run_drill

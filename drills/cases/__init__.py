@@ -1,0 +1,1 @@
+"""Cases: diagnose a hidden cause from evidence, with experiments that tell causes apart."""

@@ -1,0 +1,89 @@
+"""What a learner may see of a case run before the verdict, and a check that it tells nothing.
+
+A drill's record carries its knobs, its replay command and notes written for the drill page
+("the targets in the loss are re-permuted every step"): fine once the cause is known, a give-away
+before. A case run shows only what its experiment shows, under the case's neutral names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Experiment, ShownChart
+
+
+def series_label(charts: Iterable[ShownChart], metric: str) -> str | None:
+    """The label a case shows for a metric series, or None when no chart of the case shows it."""
+    for chart in charts:
+        for name, label in chart.series.items():
+            if name == metric:
+                return label
+            if name.endswith("*") and metric.startswith(name[:-1]):
+                return f"{label} {metric[len(name) - 1:]}".strip()
+    return None
+
+
+def observation_label(case_set: CaseSet, key: str) -> str:
+    for observation in case_set.drill_object.observations:
+        if observation.key == key:
+            return observation.label
+    return key.replace("_", " ")
+
+
+def visible(
+    case_set: CaseSet, experiment: Experiment | None, record: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The evidence of one run a learner may read before the verdict: the case's charts (series
+    renamed), the numbers the symptom or the experiment shows, and the views it opens."""
+    series: dict[str, list[Any]] = {}
+    for metric, points in (record.get("metrics") or {}).items():
+        label = series_label(case_set.charts, metric)
+        if label is not None:
+            series[label] = points
+    signature = record.get("signature") or {}
+    keys = experiment.observations if experiment else case_set.symptom_observations
+    shown: dict[str, Any] = {
+        "status": record.get("status"),
+        "series": series,
+        "numbers": [
+            {"label": observation_label(case_set, key), "value": signature.get(key)}
+            for key in keys
+        ],
+    }
+    views = experiment.shows if experiment else ()
+    diagnostics = record.get("diagnostics") or {}
+    inputs = record.get("inputs") or {}
+    if "parameters" in views:
+        shown["parameters"] = diagnostics.get("parameters", [])
+    if "inputs" in views:
+        # Shapes and decoded pairs only: a drill's "note" says what it did to them.
+        shown["inputs"] = {"shapes": inputs.get("shapes"), "examples": inputs.get("examples")}
+    if "tables" in views:
+        shown["tables"] = diagnostics.get("tables", [])
+    return shown
+
+
+def telltales(case: Case) -> set[str]:
+    """Strings that would name the hidden cause: its key, the drill's slug and title, and each
+    planted knob value that is more than a plain word ("shuffled-labels", not "none")."""
+    cause = case.hidden_cause
+    found = {cause.key, case.case_set.drill, case.case_set.drill_object.title.lower()}
+    for name, value in cause.knobs.items():
+        text = str(value)
+        if isinstance(value, str) and ("-" in text or "_" in text):
+            found.add(text.lower())
+        found.add(f"{name}={text}".lower())
+    return found
+
+
+def leaks(case: Case, shown: Any) -> list[str]:
+    """The telltales of the case found in `shown` (a page, a JSON document, an event stream)."""
+    text = shown if isinstance(shown, str) else json.dumps(shown, default=str)
+    lowered = text.lower()
+    return sorted(
+        telltale for telltale in telltales(case)
+        if re.search(rf"(?<![a-z0-9-]){re.escape(telltale)}(?![a-z0-9-])", lowered)
+    )

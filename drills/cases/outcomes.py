@@ -1,0 +1,104 @@
+"""What each experiment shows under each candidate cause, read from real runs.
+
+Scoring asks whether an experiment a learner chose could tell their leading hypothesis from
+their alternatives. That is decidable because every (cause, experiment) pair of a case set has
+been run for real: `build` runs each one over a few seeds and nuisance settings and keeps the
+reading when they all agree, VARIES when they do not (such an experiment separates nothing).
+The table is stored in outcomes.json (`python -m drills cases outcomes --write` rebuilds it);
+a slow test rebuilds it on other seeds and compares.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from drills.cases.contract import CaseSet, Change, Experiment
+from drills.core.knobs import resolve_knobs
+
+TABLE_FILE = Path(__file__).with_name("outcomes.json")
+VARIES = "varies"
+
+Table = dict[str, dict[str, dict[str, str]]]  # drill -> cause -> experiment -> reading
+
+
+def nuisance_corners(case_set: CaseSet) -> list[dict[str, Any]]:
+    """The settings a reading must hold for: every nuisance knob at its first value, then at its
+    last (the extremes of the ranges a draw picks from)."""
+    first = {name: values[0] for name, values in case_set.nuisance.items()}
+    last = {name: values[-1] for name, values in case_set.nuisance.items()}
+    return [first] if first == last else [first, last]
+
+
+def run_reading(
+    case_set: CaseSet, cause_knobs: Mapping[str, Any], change: Change, seed: int,
+    nuisance: Mapping[str, Any], experiment: Experiment | None,
+) -> tuple[str, dict[str, Any]]:
+    """One real run: (its reading, its record). `experiment` None reads with the drill's own
+    diagnose(); the knobs are the set's base, the nuisance, the cause, then the change."""
+    from drills.core.runner import run_drill
+
+    knobs = change.apply({**case_set.base, **nuisance, **cause_knobs})
+    resolve_knobs(case_set.drill_object, knobs)  # a bad case set fails here, by name
+    record = run_drill(case_set.drill, knobs, seed)
+    signature = record.get("signature") or {}
+    error = record.get("error")
+    if experiment is None:
+        reading = case_set.drill_object.diagnose(signature, error)
+    else:
+        reading = case_set.read(experiment, signature, error)
+    return reading, record
+
+
+def build(case_set: CaseSet, seeds: Iterable[int] = (0, 1)) -> dict[str, dict[str, str]]:
+    table: dict[str, dict[str, str]] = {}
+    seeds = tuple(seeds)
+    for cause in case_set.causes:
+        row: dict[str, str] = {}
+        for experiment in case_set.experiments:
+            readings = {
+                run_reading(case_set, cause.knobs, experiment.change, seed, nuisance, experiment)[0]
+                for seed in seeds
+                for nuisance in nuisance_corners(case_set)
+            }
+            row[experiment.key] = readings.pop() if len(readings) == 1 else VARIES
+        table[cause.key] = row
+    return table
+
+
+@cache
+def stored_table() -> Table:
+    if not TABLE_FILE.exists():
+        return {}
+    loaded: Table = json.loads(TABLE_FILE.read_text())
+    return loaded
+
+
+def write_table(table: Table) -> None:
+    TABLE_FILE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    stored_table.cache_clear()
+
+
+def reading(case_set: CaseSet, cause: str, experiment: str) -> str:
+    """The stored reading of `experiment` under `cause` (VARIES when none is stored)."""
+    return stored_table().get(case_set.drill, {}).get(cause, {}).get(experiment, VARIES)
+
+
+def separates(case_set: CaseSet, experiment: str, leading: str, alternatives: Iterable[str]) -> bool:
+    """Whether the experiment's reading under `leading` differs from its reading under every
+    alternative (and none of them varies from run to run). With no alternatives it separates
+    nothing: a test is chosen to tell hypotheses apart."""
+    alternatives = [alternative for alternative in alternatives if alternative != leading]
+    if not alternatives:
+        return False
+    expected = reading(case_set, leading, experiment)
+    if expected == VARIES:
+        return False
+    for alternative in alternatives:
+        other = reading(case_set, alternative, experiment)
+        if other == VARIES or other == expected:
+            return False
+    return True

@@ -1,0 +1,1 @@
+"""The case pool: one module per drill, each exposing CASES."""

@@ -1,0 +1,81 @@
+"""Scoring a case attempt: pure, from what the learner recorded and what the runs showed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from drills.cases.contract import Case
+from drills.cases.outcomes import separates
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What the learner commits to before any experiment (the packet's verbal diagnosis)."""
+
+    leading: str  # a cause key of the case set
+    alternatives: tuple[str, ...]  # up to two other cause keys
+    first_test: str  # an experiment key: the test that would separate them
+    intervention: str  # free text: what they expect to fix it
+    confirmation: str  # free text: the evidence that would confirm the fix worked
+
+
+@dataclass(frozen=True)
+class ExperimentScore:
+    key: str
+    separated: bool  # told the leading hypothesis from every alternative
+    # When it did not: the experiments of the case that would have.
+    would_have: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    cause_named: bool
+    fix_verified: bool
+    experiments_used: int
+    budget: int
+    leading_right: bool  # before any experiment
+    experiments: tuple[ExperimentScore, ...] = field(default_factory=tuple)
+
+    @property
+    def points(self) -> int:
+        """A summary out of 4: cause, verified fix, leading hypothesis, and every experiment
+        spent on a test that separated (no experiment spent also counts: nothing wasted)."""
+        discriminating = all(item.separated for item in self.experiments)
+        return sum((self.cause_named, self.fix_verified, self.leading_right, discriminating))
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["points"] = self.points
+        return data
+
+
+def score_experiment(case: Case, diagnosis: Diagnosis, experiment: str) -> ExperimentScore:
+    case_set = case.case_set
+    if separates(case_set, experiment, diagnosis.leading, diagnosis.alternatives):
+        return ExperimentScore(experiment, True)
+    better = tuple(
+        candidate.key
+        for candidate in case_set.experiments
+        if separates(case_set, candidate.key, diagnosis.leading, diagnosis.alternatives)
+    )
+    return ExperimentScore(experiment, False, better)
+
+
+def score_case(
+    case: Case,
+    diagnosis: Diagnosis,
+    experiments: Sequence[str],
+    named_cause: str,
+    fix_healed: bool,
+    budget: int,
+) -> CaseScore:
+    return CaseScore(
+        cause_named=named_cause == case.cause,
+        fix_verified=fix_healed,
+        experiments_used=len(experiments),
+        budget=budget,
+        leading_right=diagnosis.leading == case.cause,
+        experiments=tuple(score_experiment(case, diagnosis, key) for key in experiments),
+    )
