@@ -133,16 +133,23 @@ def start_attempt(
     session.add(attempt)
     session.commit()
     session.refresh(attempt)
+    dispatch(session, runner, attempt)
+    return attempt
+
+
+def dispatch(session: Session, runner: AttemptRunner, attempt: Attempt) -> None:
+    """Send a stored attempt to a worker; if that fails, the record stays with the reason."""
     assert attempt.id is not None
     try:
-        runner.submit(attempt_id=attempt.id, drill=drill.slug, knobs=knobs, seed=seed)
-    except Exception as error:  # the record stays, with the reason it never ran
+        runner.submit(
+            attempt_id=attempt.id, drill=attempt.drill_slug, knobs=attempt.knobs, seed=attempt.seed
+        )
+    except Exception as error:
         attempt.status = AttemptStatus.failed
         attempt.error = f"Could not dispatch the run to a worker: {error}"
         attempt.finished_at = utcnow()
         session.add(attempt)
         session.commit()
-    return attempt
 
 
 class AlreadyEnded(ValueError):

@@ -124,8 +124,13 @@ RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="A record's id")]
 
 def readable_attempt(attempt_id: RowId, session: SessionDep, user: CurrentUser) -> Attempt:
     attempt = session.get(Attempt, attempt_id)
-    # Someone else's attempt is reported exactly like a missing one.
-    if attempt is None or not can_read_work_of(session, user, attempt.learner_id):
+    # Someone else's attempt is reported exactly like a missing one; so is a case's run, which
+    # is read through its case (its knobs and command name the hidden cause).
+    if (
+        attempt is None
+        or attempt.case_attempt_id is not None
+        or not can_read_work_of(session, user, attempt.learner_id)
+    ):
         raise HTTPException(status_code=404, detail=f"No attempt {attempt_id}.")
     return attempt
 

@@ -154,7 +154,10 @@ def series_and_cursor(
 
 
 def attempts_for(session: Session, *, learner_id: int, drill_slug: str | None) -> list[Attempt]:
-    query = select(Attempt).where(Attempt.learner_id == learner_id)
+    # A case's runs are not the learner's attempts of the drill: their knobs name the cause.
+    query = select(Attempt).where(
+        Attempt.learner_id == learner_id, col(Attempt.case_attempt_id).is_(None)
+    )
     if drill_slug is not None:
         query = query.where(Attempt.drill_slug == drill_slug)
     return list(session.exec(query.order_by(col(Attempt.id).desc())).all())

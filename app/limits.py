@@ -14,9 +14,15 @@ MAX_COHORT_NAME = 120
 MAX_DISPLAY_NAME = 120
 MAX_JOIN_CODE = 32  # join codes are 8 characters; a little slack for pasted spaces
 MAX_ERROR_TEXT = 4000  # why a run or a replay failed (written by the server)
+MAX_DIAGNOSIS_TEXT = 1000  # the intervention and the confirming evidence of a case diagnosis
+MAX_CASE_KEY = 64  # a case, cause, experiment or fix key
+MIN_CASE_BUDGET, MAX_CASE_BUDGET = 1, 10  # experiments a cohort allows per case
 
 __all__ = [
+    "MAX_CASE_BUDGET",
+    "MAX_CASE_KEY",
     "MAX_COHORT_NAME",
+    "MAX_DIAGNOSIS_TEXT",
     "MAX_DISPLAY_NAME",
     "MAX_ERROR_TEXT",
     "MAX_EXPLAIN_BACK",
@@ -25,4 +31,5 @@ __all__ = [
     "MAX_REVIEW_COMMENT",
     "MAX_SEED",
     "MAX_SUBMISSION_TEXT",
+    "MIN_CASE_BUDGET",
 ]

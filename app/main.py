@@ -28,6 +28,7 @@ from app.routes import (
     api,
     attempts,
     auth,
+    cases,
     cohorts,
     pages,
     portfolio,
@@ -136,7 +137,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(LoginRequired, _login_required)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
-    for module in (auth, pages, attempts, submissions, reviews, cohorts, portfolio, admin, api):
+    for module in (
+        auth,
+        pages,
+        attempts,
+        cases,
+        submissions,
+        reviews,
+        cohorts,
+        portfolio,
+        admin,
+        api,
+    ):
         app.include_router(module.router)
     return app
 

@@ -36,7 +36,7 @@ def progress_grid(session: Session, *, learner_ids: Iterable[int]) -> dict[int, 
     }
     attempted = session.exec(
         select(Attempt.learner_id, Attempt.drill_slug)
-        .where(col(Attempt.learner_id).in_(ids))
+        .where(col(Attempt.learner_id).in_(ids), col(Attempt.case_attempt_id).is_(None))
         .distinct()
     ).all()
     for learner, slug in attempted:

@@ -8,7 +8,7 @@ missed, whichever web process wrote, announced or serves it.
 """
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,9 +72,29 @@ def points_event(points: list[tuple[int, str, int, float | None]]) -> dict[str, 
     return {"event": "points", "id": str(points[-1][0]), "data": json.dumps({"points": payload})}
 
 
+Rename = Callable[[str], str | None]
+
+
+def renamed(points: list[tuple[int, str, int, float | None]], rename: Rename) -> list[Any]:
+    """The points a viewer may see, under the names it shows them by (None: not shown)."""
+    shown = []
+    for point_id, name, step, value in points:
+        label = rename(name)
+        if label is not None:
+            shown.append((point_id, label, step, value))
+    return shown
+
+
 async def attempt_events(
-    engine: Engine, broker: AttemptEventBroker, attempt_id: int, *, after: int = 0
+    engine: Engine,
+    broker: AttemptEventBroker,
+    attempt_id: int,
+    *,
+    after: int = 0,
+    rename: Rename | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
+    """`rename` maps each metric name to the name the viewer sees, or None to leave it out (a
+    case shows its runs under neutral names: a drill's may tell the cause)."""
     # Subscribe before the first read, so a change stored in between still wakes the loop.
     subscription = broker.subscribe(attempt_id)
     try:
@@ -86,7 +106,9 @@ async def attempt_events(
                 yield {"event": "status", "data": status}
             if snapshot.points:
                 cursor = snapshot.points[-1][0]
-                yield points_event(snapshot.points)
+                points = renamed(snapshot.points, rename) if rename else snapshot.points
+                if points:
+                    yield points_event(points)
             if snapshot.final:
                 yield {"event": "done", "data": status}
                 return

@@ -53,7 +53,11 @@ def candidates(
     """The learner's finished attempts of the drill that can serve as (failed, fixed) evidence."""
     attempts = session.exec(
         select(Attempt)
-        .where(Attempt.learner_id == learner_id, Attempt.drill_slug == drill.slug)
+        .where(
+            Attempt.learner_id == learner_id,
+            Attempt.drill_slug == drill.slug,
+            col(Attempt.case_attempt_id).is_(None),
+        )
         .order_by(col(Attempt.id).desc())
     ).all()
     failed = [a for a in attempts if shows_the_failure(drill, a)]
@@ -91,7 +95,12 @@ def _attempt(session: Session, raw_id: str, *, field: str, learner: User, drill:
     # ASCII digits only ("²".isdigit() is true too) and within a row id's range.
     row_id = int(raw_id) if raw_id.isascii() and raw_id.isdigit() else 0
     attempt = session.get(Attempt, row_id) if 1 <= row_id <= MAX_ROW_ID else None
-    if attempt is None or attempt.learner_id != learner.id or attempt.drill_slug != drill.slug:
+    if (
+        attempt is None
+        or attempt.learner_id != learner.id
+        or attempt.drill_slug != drill.slug
+        or attempt.case_attempt_id is not None  # a case's run is evidence of the case only
+    ):
         raise InvalidSubmission(field, f"pick one of your own attempts of {drill.title!r}")
     return attempt
 

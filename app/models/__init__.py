@@ -13,6 +13,13 @@ from app.models.accounts import (
     Role,
     User,
 )
+from app.models.cases import (
+    DEFAULT_CASE_BUDGET,
+    CaseAttempt,
+    CaseRun,
+    CaseRunKind,
+    CaseStage,
+)
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
 from app.models.replays import Replay, ReplayStatus, ReplayVerdict
 from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
@@ -24,7 +31,12 @@ __all__ = [
     "MAX_ROW_ID",
     "NAMING_CONVENTION",
     "RUBRIC",
+    "DEFAULT_CASE_BUDGET",
     "Attempt",
+    "CaseAttempt",
+    "CaseRun",
+    "CaseRunKind",
+    "CaseStage",
     "AttemptStatus",
     "Cohort",
     "CohortMembership",

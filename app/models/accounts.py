@@ -47,6 +47,8 @@ class Cohort(SQLModel, table=True):
     join_code: str = Field(max_length=limits.MAX_JOIN_CODE, unique=True, index=True)
     instructor_id: int = Field(foreign_key="user.id", index=True)
     created_at: datetime = Field(default_factory=utcnow)
+    # Experiments a learner of the cohort may run per case before naming the cause.
+    case_budget: int = 3
 
 
 class CohortMembership(SQLModel, table=True):

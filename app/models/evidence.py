@@ -82,6 +82,11 @@ class Attempt(SQLModel, table=True):
     # The scheduler the run was sent to (its Dask id): an unfinished attempt of another scheduler
     # was lost when the cluster restarted.
     scheduler_id: str | None = Field(default=None, max_length=100)
+    # A run made inside a case (its symptom, an experiment, a fix): its knobs name the hidden
+    # cause, so it is shown only through the case's own pages, never among the drill's attempts.
+    case_attempt_id: int | None = Field(
+        default=None, foreign_key="case_attempt.id", index=True, ondelete="CASCADE"
+    )
     # Written by the worker every second while it runs: a running attempt whose heartbeat has
     # stopped lost its worker, whichever web process (if any) is still there to hear of it.
     heartbeat_at: datetime | None = None

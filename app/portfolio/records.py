@@ -40,7 +40,9 @@ def load_records(session: Session, learners: list[User]) -> Records:
     ids = [learner.saved_id for learner in learners]
     by_learner = {learner.saved_id: LearnerRecords(learner) for learner in learners}
     for attempt in session.exec(
-        select(Attempt).where(col(Attempt.learner_id).in_(ids)).order_by(col(Attempt.id))
+        select(Attempt)
+        .where(col(Attempt.learner_id).in_(ids), col(Attempt.case_attempt_id).is_(None))
+        .order_by(col(Attempt.id))
     ):
         by_learner[attempt.learner_id].attempts.append(attempt)
     for submission in session.exec(

@@ -56,5 +56,7 @@ def run(args: argparse.Namespace) -> int:
         table[case_set.drill] = rebuilt
     if args.write:
         outcomes.write_table(table)
-    print(f"{changed} case set(s) differ from the stored table" + (" (written)" if args.write else ""))
+    print(
+        f"{changed} case set(s) differ from the stored table" + (" (written)" if args.write else "")
+    )
     return 0

@@ -22,7 +22,7 @@ def series_label(charts: Iterable[ShownChart], metric: str) -> str | None:
             if name == metric:
                 return label
             if name.endswith("*") and metric.startswith(name[:-1]):
-                return f"{label} {metric[len(name) - 1:]}".strip()
+                return f"{label} {metric[len(name) - 1 :]}".strip()
     return None
 
 
@@ -49,8 +49,7 @@ def visible(
         "status": record.get("status"),
         "series": series,
         "numbers": [
-            {"label": observation_label(case_set, key), "value": signature.get(key)}
-            for key in keys
+            {"label": observation_label(case_set, key), "value": signature.get(key)} for key in keys
         ],
     }
     views = experiment.shows if experiment else ()
@@ -84,6 +83,7 @@ def leaks(case: Case, shown: Any) -> list[str]:
     text = shown if isinstance(shown, str) else json.dumps(shown, default=str)
     lowered = text.lower()
     return sorted(
-        telltale for telltale in telltales(case)
+        telltale
+        for telltale in telltales(case)
         if re.search(rf"(?<![a-z0-9-]){re.escape(telltale)}(?![a-z0-9-])", lowered)
     )

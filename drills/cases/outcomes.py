@@ -34,8 +34,12 @@ def nuisance_corners(case_set: CaseSet) -> list[dict[str, Any]]:
 
 
 def run_reading(
-    case_set: CaseSet, cause_knobs: Mapping[str, Any], change: Change, seed: int,
-    nuisance: Mapping[str, Any], experiment: Experiment | None,
+    case_set: CaseSet,
+    cause_knobs: Mapping[str, Any],
+    change: Change,
+    seed: int,
+    nuisance: Mapping[str, Any],
+    experiment: Experiment | None,
 ) -> tuple[str, dict[str, Any]]:
     """One real run: (its reading, its record). `experiment` None reads with the drill's own
     diagnose(); the knobs are the set's base, the nuisance, the cause, then the change."""
@@ -87,7 +91,9 @@ def reading(case_set: CaseSet, cause: str, experiment: str) -> str:
     return stored_table().get(case_set.drill, {}).get(cause, {}).get(experiment, VARIES)
 
 
-def separates(case_set: CaseSet, experiment: str, leading: str, alternatives: Iterable[str]) -> bool:
+def separates(
+    case_set: CaseSet, experiment: str, leading: str, alternatives: Iterable[str]
+) -> bool:
     """Whether the experiment's reading under `leading` differs from its reading under every
     alternative (and none of them varies from run to run). With no alternatives it separates
     nothing: a test is chosen to tell hypotheses apart."""

@@ -33,6 +33,8 @@ TABLES = {
     "replay",
     "login_session",
     "login_failure",
+    "case_attempt",
+    "case_run",
 }
 
 
@@ -162,6 +164,8 @@ def test_the_naming_convention_names_every_constraint_of_the_models() -> None:
         ("ix", "ix_attempt_learner_id"),
         ("ix", "ix_attempt_drill_slug"),
         ("ix", "ix_attempt_status"),
+        ("fk", "fk_attempt_case_attempt_id_case_attempt"),
+        ("ix", "ix_attempt_case_attempt_id"),
     }
     for table in TABLES:
         assert None not in {name for _, name in names_in_models(table)}, table

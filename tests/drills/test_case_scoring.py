@@ -10,10 +10,26 @@ from drills.cases.scoring import Diagnosis, score_case
 
 TABLE = {
     "optimizer-membership": {
-        "nothing-wrong": {"parameter-health": "a", "update-sizes": "all", "optimizer-inventory": "x"},
-        "head-not-optimized": {"parameter-health": "b", "update-sizes": "head", "optimizer-inventory": "y"},
-        "backbone-not-optimized": {"parameter-health": "c", "update-sizes": "bb", "optimizer-inventory": "y"},
-        "optimizer-holds-old-head": {"parameter-health": "d", "update-sizes": "head", "optimizer-inventory": "varies"},
+        "nothing-wrong": {
+            "parameter-health": "a",
+            "update-sizes": "all",
+            "optimizer-inventory": "x",
+        },
+        "head-not-optimized": {
+            "parameter-health": "b",
+            "update-sizes": "head",
+            "optimizer-inventory": "y",
+        },
+        "backbone-not-optimized": {
+            "parameter-health": "c",
+            "update-sizes": "bb",
+            "optimizer-inventory": "y",
+        },
+        "optimizer-holds-old-head": {
+            "parameter-health": "d",
+            "update-sizes": "head",
+            "optimizer-inventory": "varies",
+        },
     }
 }
 
@@ -57,6 +73,12 @@ def test_wrong_leading_hypothesis_and_wrong_cause_cost_their_points() -> None:
 
 def test_no_alternatives_means_nothing_to_separate() -> None:
     case = get_case("frozen-features")
-    score = score_case(case, diagnosis("backbone-not-optimized"), ["parameter-health"],
-                       "backbone-not-optimized", True, 3)
+    score = score_case(
+        case,
+        diagnosis("backbone-not-optimized"),
+        ["parameter-health"],
+        "backbone-not-optimized",
+        True,
+        3,
+    )
     assert not score.experiments[0].separated

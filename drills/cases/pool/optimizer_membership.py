@@ -85,8 +85,12 @@ CASE_SET = CaseSet(
             "List the tensors the optimizer holds and check each one against the model's "
             "current parameters.",
             shows=("numbers",),
-            observations=("model_params", "in_optimizer", "not_in_optimizer",
-                          "stale_optimizer_tensors"),
+            observations=(
+                "model_params",
+                "in_optimizer",
+                "not_in_optimizer",
+                "stale_optimizer_tensors",
+            ),
             reading=optimizer_inventory,
         ),
     ),
@@ -108,9 +112,7 @@ CASE_SET = CaseSet(
             Change(),  # they already have gradients: a plausible change that alters nothing
         ),
     ),
-    charts=(
-        ShownChart("Training loss", "loss", {"loss": "training loss"}),
-    ),
+    charts=(ShownChart("Training loss", "loss", {"loss": "training loss"}),),
     symptom_observations=("initial_loss", "final_loss"),
 )
 

@@ -1,0 +1,371 @@
+"""A learner working a case: open it (the draw and the symptom run), commit to a diagnosis,
+spend the experiment budget, name the cause and try a fix, then see the truth and the score.
+
+Each step checks the stage under a row lock on the case attempt, so two presses of the same
+button (or two tabs) cannot spend the budget twice or run two fixes. Every run is an ordinary
+Attempt linked to the case attempt; its knobs and command stay hidden until the reveal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, func, select
+
+from app.attempts import dispatch
+from app.cohorts import cohorts_joined_by
+from app.limits import MAX_DIAGNOSIS_TEXT
+from app.models import (
+    DEFAULT_CASE_BUDGET,
+    Attempt,
+    CaseAttempt,
+    CaseRun,
+    CaseRunKind,
+    CaseStage,
+    utcnow,
+)
+from app.runner.dispatcher import AttemptRunner
+from drills.cases.contract import Case
+from drills.cases.draw import Draw, draw, knobs_for
+from drills.cases.registry import get_case
+from drills.cases.scoring import Diagnosis, score_case
+from drills.core.command import replay_command
+
+MAX_ALTERNATIVES = 2
+
+
+class CaseRefused(ValueError):
+    """A step the case's stage does not allow now (409): the message says why."""
+
+
+class InvalidCaseInput(ValueError):
+    """A field of a case form is wrong (422); `field` names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def case_of(case_attempt: CaseAttempt) -> Case:
+    return get_case(case_attempt.case_key)
+
+
+def budget_for(session: Session, learner_id: int) -> int:
+    """The experiment budget of the learner's cohorts (the most generous, if several)."""
+    budgets = [cohort.case_budget for cohort in cohorts_joined_by(session, learner_id=learner_id)]
+    return max(budgets, default=DEFAULT_CASE_BUDGET)
+
+
+def open_attempt(session: Session, *, learner_id: int, case_key: str) -> CaseAttempt | None:
+    """The learner's unfinished attempt at this case, if any."""
+    return session.exec(
+        select(CaseAttempt)
+        .where(
+            CaseAttempt.learner_id == learner_id,
+            CaseAttempt.case_key == case_key,
+            CaseAttempt.stage != CaseStage.revealed,
+        )
+        .order_by(col(CaseAttempt.number).desc())
+    ).first()
+
+
+def open_case(
+    session: Session, runner: AttemptRunner, *, learner_id: int, case: Case
+) -> CaseAttempt:
+    """Resume the learner's unfinished attempt at `case`, or draw a new one and start its
+    symptom run. Two requests at once draw one attempt: the second meets the unique number."""
+    existing = open_attempt(session, learner_id=learner_id, case_key=case.key)
+    if existing is not None:
+        return existing
+    done = session.exec(
+        select(func.count())
+        .select_from(CaseAttempt)
+        .where(CaseAttempt.learner_id == learner_id, CaseAttempt.case_key == case.key)
+    ).one()
+    number = int(done) + 1
+    drawn = draw(case, learner_id, number)
+    case_attempt = CaseAttempt(
+        learner_id=learner_id,
+        case_key=case.key,
+        number=number,
+        seed=drawn.seed,
+        knobs=drawn.knobs,
+        budget=budget_for(session, learner_id),
+    )
+    session.add(case_attempt)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raced = open_attempt(session, learner_id=learner_id, case_key=case.key)
+        if raced is None:
+            raise
+        return raced
+    session.refresh(case_attempt)
+    _start_run(session, runner, case_attempt, case, drawn.knobs, CaseRunKind.symptom, None)
+    return case_attempt
+
+
+def _start_run(
+    session: Session,
+    runner: AttemptRunner,
+    case_attempt: CaseAttempt,
+    case: Case,
+    knobs: Mapping[str, object],
+    kind: CaseRunKind,
+    experiment_key: str | None,
+) -> Attempt:
+    """Store the run and its link in one transaction, then dispatch it."""
+    drill = case.case_set.drill_object
+    attempt = Attempt(
+        learner_id=case_attempt.learner_id,
+        drill_slug=drill.slug,
+        drill_version=drill.version,
+        hypothesis="",
+        prediction_text="",
+        knobs=dict(knobs),
+        seed=case_attempt.seed,
+        command=replay_command(drill.slug, dict(knobs), case_attempt.seed),
+        scheduler_id=runner.scheduler_id,
+        case_attempt_id=case_attempt.id,
+    )
+    session.add(attempt)
+    session.flush()
+    assert attempt.id is not None and case_attempt.id is not None
+    session.add(
+        CaseRun(
+            case_attempt_id=case_attempt.id,
+            attempt_id=attempt.id,
+            kind=kind,
+            experiment_key=experiment_key,
+        )
+    )
+    session.commit()
+    session.refresh(attempt)
+    dispatch(session, runner, attempt)
+    return attempt
+
+
+def lock(session: Session, case_attempt_id: int) -> CaseAttempt:
+    found = session.get(CaseAttempt, case_attempt_id, with_for_update=True, populate_existing=True)
+    assert found is not None
+    return found
+
+
+def runs_of(session: Session, case_attempt_id: int) -> list[tuple[CaseRun, Attempt]]:
+    rows = session.exec(
+        select(CaseRun, Attempt)
+        .join(Attempt, col(Attempt.id) == col(CaseRun.attempt_id))
+        .where(CaseRun.case_attempt_id == case_attempt_id)
+        .order_by(col(CaseRun.id))
+    ).all()
+    return [(run, attempt) for run, attempt in rows]
+
+
+def experiments_run(session: Session, case_attempt_id: int) -> list[str]:
+    return [
+        run.experiment_key
+        for run, _ in runs_of(session, case_attempt_id)
+        if run.kind == CaseRunKind.experiment and run.experiment_key
+    ]
+
+
+# -- the diagnosis ------------------------------------------------------------------------------
+def parse_diagnosis(case: Case, fields: Mapping[str, object]) -> Diagnosis:
+    """Check every field of the diagnosis form; raise InvalidCaseInput naming the first bad one."""
+    causes = {cause.key for cause in case.case_set.causes}
+    experiments = {experiment.key for experiment in case.case_set.experiments}
+    leading = str(fields.get("leading") or "")
+    if leading not in causes:
+        raise InvalidCaseInput("leading", "pick your leading hypothesis from the list")
+    raw_alternatives = fields.get("alternatives") or []
+    if isinstance(raw_alternatives, str):
+        raw_alternatives = [raw_alternatives]
+    alternatives: list[str] = []
+    for item in raw_alternatives if isinstance(raw_alternatives, Sequence) else []:
+        key = str(item)
+        if key not in causes:
+            raise InvalidCaseInput("alternatives", "an alternative is not one of the case's causes")
+        if key == leading:
+            raise InvalidCaseInput(
+                "alternatives", "an alternative must differ from your leading hypothesis"
+            )
+        if key not in alternatives:
+            alternatives.append(key)
+    if len(alternatives) > MAX_ALTERNATIVES:
+        raise InvalidCaseInput("alternatives", f"name at most {MAX_ALTERNATIVES} alternatives")
+    first_test = str(fields.get("first_test") or "")
+    if first_test not in experiments:
+        raise InvalidCaseInput("first_test", "pick the first test from the case's experiments")
+    texts: dict[str, str] = {}
+    for name, what in (("intervention", "the fix you expect"), ("confirmation", "the evidence")):
+        text = str(fields.get(name) or "").strip()
+        if not text:
+            raise InvalidCaseInput(name, f"write {what} before you start experimenting")
+        if len(text) > MAX_DIAGNOSIS_TEXT:
+            raise InvalidCaseInput(name, f"keep it under {MAX_DIAGNOSIS_TEXT} characters")
+        texts[name] = text
+    return Diagnosis(
+        leading, tuple(alternatives), first_test, texts["intervention"], texts["confirmation"]
+    )
+
+
+def record_diagnosis(
+    session: Session, case_attempt: CaseAttempt, fields: Mapping[str, object]
+) -> CaseAttempt:
+    """Store the diagnosis. It may be rewritten until the first experiment (or the verdict)
+    starts; after that it is the record of what the learner thought before any test."""
+    diagnosis = parse_diagnosis(case_of(case_attempt), fields)
+    assert case_attempt.id is not None
+    locked = lock(session, case_attempt.id)
+    if locked.stage not in (CaseStage.diagnosing, CaseStage.investigating) or experiments_run(
+        session, case_attempt.id
+    ):
+        session.rollback()
+        raise CaseRefused("the diagnosis is kept as it was once the first experiment started")
+    locked.diagnosis = {
+        "leading": diagnosis.leading,
+        "alternatives": list(diagnosis.alternatives),
+        "first_test": diagnosis.first_test,
+        "intervention": diagnosis.intervention,
+        "confirmation": diagnosis.confirmation,
+    }
+    locked.diagnosed_at = utcnow()
+    locked.stage = CaseStage.investigating
+    session.add(locked)
+    session.commit()
+    session.refresh(locked)
+    return locked
+
+
+def stored_diagnosis(case_attempt: CaseAttempt) -> Diagnosis | None:
+    data = case_attempt.diagnosis
+    if not data:
+        return None
+    return Diagnosis(
+        data["leading"],
+        tuple(data.get("alternatives", [])),
+        data["first_test"],
+        data["intervention"],
+        data["confirmation"],
+    )
+
+
+# -- experiments --------------------------------------------------------------------------------
+def run_experiment(
+    session: Session, runner: AttemptRunner, case_attempt: CaseAttempt, experiment_key: str
+) -> Attempt:
+    case = case_of(case_attempt)
+    try:
+        experiment = case.case_set.experiment(experiment_key)
+    except KeyError:
+        raise InvalidCaseInput("experiment", "pick one of the case's experiments") from None
+    assert case_attempt.id is not None
+    locked = lock(session, case_attempt.id)
+    spent = experiments_run(session, case_attempt.id)
+    refusal = None
+    if locked.stage == CaseStage.diagnosing:
+        refusal = "record your diagnosis before running an experiment"
+    elif locked.stage != CaseStage.investigating:
+        refusal = "the verdict is in: no more experiments on this attempt"
+    elif experiment_key in spent:
+        refusal = "this experiment has run already: its evidence is on the page"
+    elif len(spent) >= locked.budget:
+        refusal = f"the budget of {locked.budget} experiments is spent: name the cause"
+    if refusal:
+        session.rollback()
+        raise CaseRefused(refusal)
+    base = Draw(locked.seed, dict(locked.knobs))
+    knobs = knobs_for(case, base, experiment.change)
+    return _start_run(session, runner, locked, case, knobs, CaseRunKind.experiment, experiment.key)
+
+
+# -- verdict, fix and reveal --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    cause: str
+    fix: str
+
+
+def parse_verdict(case: Case, fields: Mapping[str, object]) -> Verdict:
+    cause = str(fields.get("cause") or "")
+    if cause not in {item.key for item in case.case_set.causes}:
+        raise InvalidCaseInput("cause", "name the cause from the list")
+    fix = str(fields.get("fix") or "")
+    if fix not in {item.key for item in case.case_set.fixes}:
+        raise InvalidCaseInput("fix", "pick a fix from the list")
+    return Verdict(cause, fix)
+
+
+def submit_verdict(
+    session: Session, runner: AttemptRunner, case_attempt: CaseAttempt, fields: Mapping[str, object]
+) -> Attempt:
+    case = case_of(case_attempt)
+    verdict = parse_verdict(case, fields)
+    assert case_attempt.id is not None
+    locked = lock(session, case_attempt.id)
+    if locked.stage == CaseStage.diagnosing:
+        session.rollback()
+        raise CaseRefused("record your diagnosis first")
+    if locked.stage != CaseStage.investigating:
+        session.rollback()
+        raise CaseRefused("the verdict for this attempt is already in")
+    locked.named_cause = verdict.cause
+    locked.fix_key = verdict.fix
+    locked.verdict_at = utcnow()
+    locked.stage = CaseStage.fixing
+    session.add(locked)
+    base = Draw(locked.seed, dict(locked.knobs))
+    knobs = knobs_for(case, base, case.case_set.fix(verdict.fix).change)
+    return _start_run(session, runner, locked, case, knobs, CaseRunKind.fix, None)
+
+
+def reveal_if_done(session: Session, case_attempt: CaseAttempt) -> CaseAttempt:
+    """Once the fix run has ended, score the attempt and reveal it (once: under the lock)."""
+    if case_attempt.stage != CaseStage.fixing:
+        return case_attempt
+    assert case_attempt.id is not None
+    fix_run = next(
+        (attempt for run, attempt in runs_of(session, case_attempt.id) if run.kind == "fix"),
+        None,
+    )
+    if fix_run is None or not fix_run.final:
+        return case_attempt
+    locked = lock(session, case_attempt.id)
+    if locked.stage != CaseStage.fixing:
+        session.rollback()
+        return locked
+    case = case_of(locked)
+    healed = fix_run.status == "succeeded" and case.case_set.healed(
+        fix_run.signature or {}, fix_run.error
+    )
+    diagnosis = stored_diagnosis(locked)
+    assert diagnosis is not None and locked.named_cause is not None
+    score = score_case(
+        case,
+        diagnosis,
+        experiments_run(session, case_attempt.id),
+        locked.named_cause,
+        healed,
+        locked.budget,
+    )
+    locked.score = score.as_dict()
+    locked.revealed_at = utcnow()
+    locked.stage = CaseStage.revealed
+    session.add(locked)
+    session.commit()
+    session.refresh(locked)
+    return locked
+
+
+def case_attempts_of(session: Session, learner_id: int) -> list[CaseAttempt]:
+    return list(
+        session.exec(
+            select(CaseAttempt)
+            .where(CaseAttempt.learner_id == learner_id)
+            .order_by(col(CaseAttempt.id))
+        ).all()
+    )

@@ -1,0 +1,72 @@
+"""A learner's attempt at a case, and the runs it made.
+
+The draw (seed and knobs, the hidden cause planted) is stored when the case is opened; the
+diagnosis is stored before the first experiment and never changes after it; the verdict, the
+fix and the score are stored once. Every run is an ordinary Attempt (dispatched, streamed and
+kept like any other) linked here, and hidden from the learner's drill pages: its knobs name the
+cause.
+"""
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import BigInteger, Column, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from app import limits
+from app.models.time import utcnow
+from app.models.types import JSONDocument
+
+DEFAULT_CASE_BUDGET = 3
+
+
+class CaseStage(StrEnum):
+    diagnosing = "diagnosing"  # the symptom run is shown; no diagnosis yet
+    investigating = "investigating"  # diagnosis stored: experiments may be run
+    fixing = "fixing"  # cause named, a fix chosen: its run decides
+    revealed = "revealed"  # the fix run ended: truth, replay commands and score shown
+
+
+class CaseRunKind(StrEnum):
+    symptom = "symptom"
+    experiment = "experiment"
+    fix = "fix"
+
+
+class CaseAttempt(SQLModel, table=True):
+    __tablename__ = "case_attempt"
+    __table_args__ = (
+        UniqueConstraint("learner_id", "case_key", "number", name="uq_case_attempt_number"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    learner_id: int = Field(foreign_key="user.id", index=True)
+    case_key: str = Field(max_length=64, index=True)
+    number: int  # this learner's 1st, 2nd, ... attempt at the case: part of the draw
+    seed: int = Field(sa_type=BigInteger)
+    knobs: dict[str, Any] = Field(sa_column=Column(JSONDocument, nullable=False))
+    budget: int = DEFAULT_CASE_BUDGET
+    stage: str = Field(default=CaseStage.diagnosing, max_length=16)  # CaseStage
+    # {"leading", "alternatives", "first_test", "intervention", "confirmation"}
+    diagnosis: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
+    diagnosed_at: datetime | None = None
+    named_cause: str | None = Field(default=None, max_length=64)
+    fix_key: str | None = Field(default=None, max_length=64)
+    verdict_at: datetime | None = None
+    # CaseScore.as_dict() once revealed
+    score: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
+    revealed_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class CaseRun(SQLModel, table=True):
+    __tablename__ = "case_run"
+    __table_args__ = (UniqueConstraint("attempt_id", name="uq_case_run_attempt"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    case_attempt_id: int = Field(foreign_key="case_attempt.id", index=True, ondelete="CASCADE")
+    attempt_id: int = Field(foreign_key="attempt.id", ondelete="CASCADE")
+    kind: str = Field(max_length=16)  # CaseRunKind
+    experiment_key: str | None = Field(default=None, max_length=limits.MAX_CASE_KEY)
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,254 @@
+"""Cases: the list, one attempt's page, its forms, and the live events of its runs."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from sse_starlette import EventSourceResponse
+
+from app import case_views, cases
+from app.access import can_read_work_of
+from app.deps import (
+    BrokerDep,
+    CurrentUser,
+    EngineDep,
+    OptionalUserDep,
+    RowId,
+    RunnerDep,
+    SessionDep,
+)
+from app.forms import is_htmx, read_form
+from app.models import MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
+from app.streams import attempt_events
+from app.templating import templates
+from drills.cases.registry import UnknownCase, get_case
+
+router = APIRouter(tags=["cases"], include_in_schema=False)
+
+
+def readable_case_attempt(
+    case_attempt_id: RowId, session: SessionDep, user: CurrentUser
+) -> CaseAttempt:
+    found = session.get(CaseAttempt, case_attempt_id)
+    if found is None or not can_read_work_of(session, user, found.learner_id):
+        raise HTTPException(status_code=404, detail=f"No case attempt {case_attempt_id}.")
+    return found
+
+
+def own_case_attempt(
+    found: Annotated[CaseAttempt, Depends(readable_case_attempt)], user: CurrentUser
+) -> CaseAttempt:
+    if found.learner_id != user.id:
+        raise HTTPException(status_code=403, detail="Only the learner working this case can.")
+    return found
+
+
+CaseAttemptDep = Annotated[CaseAttempt, Depends(readable_case_attempt)]
+OwnCaseAttemptDep = Annotated[CaseAttempt, Depends(own_case_attempt)]
+
+
+@router.get("/cases", response_class=HTMLResponse)
+def case_list(request: Request, session: SessionDep, user: OptionalUserDep) -> HTMLResponse:
+    rows = case_views.case_list(session, user.id if user else None)
+    return templates.TemplateResponse(request, "pages/cases.html", {"rows": rows})
+
+
+@router.post("/cases/{case_key}/attempts", response_model=None)
+def open_case(case_key: str, session: SessionDep, runner: RunnerDep, user: CurrentUser) -> Response:
+    try:
+        case = get_case(case_key)
+    except UnknownCase:
+        raise HTTPException(status_code=404, detail=f"No case called {case_key!r}.") from None
+    case_attempt = cases.open_case(session, runner, learner_id=user.saved_id, case=case)
+    return RedirectResponse(f"/cases/attempts/{case_attempt.id}", status_code=303)
+
+
+def _page(
+    request: Request,
+    session: Any,
+    case_attempt: CaseAttempt,
+    *,
+    template: str = "pages/case.html",
+    errors: dict[str, str] | None = None,
+    refusal: str | None = None,
+    form: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
+    case_attempt = cases.reveal_if_done(session, case_attempt)
+    context = case_views.case_page_context(session, case_attempt)
+    context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}}
+    return templates.TemplateResponse(request, template, context, status_code=status_code)
+
+
+@router.get("/cases/attempts/{case_attempt_id}", response_class=HTMLResponse)
+def case_page(request: Request, case_attempt: CaseAttemptDep, session: SessionDep) -> HTMLResponse:
+    return _page(request, session, case_attempt)
+
+
+@router.get("/cases/attempts/{case_attempt_id}/body", response_class=HTMLResponse)
+def case_body(request: Request, case_attempt: CaseAttemptDep, session: SessionDep) -> HTMLResponse:
+    """The part of the page below the story: re-fetched when a run ends."""
+    return _page(request, session, case_attempt, template="partials/case_body.html")
+
+
+def _answer(
+    request: Request,
+    session: Any,
+    case_attempt: CaseAttempt,
+    error: Exception,
+    form: dict[str, Any],
+) -> HTMLResponse:
+    if isinstance(error, cases.InvalidCaseInput):
+        errors, refusal, status = {error.field: error.message}, None, 422
+    else:
+        errors, refusal, status = {}, str(error), 409
+    template = "partials/case_body.html" if is_htmx(request) else "pages/case.html"
+    session.rollback()
+    fresh = session.get(CaseAttempt, case_attempt.id, populate_existing=True)
+    return _page(
+        request,
+        session,
+        fresh,
+        template=template,
+        errors=errors,
+        refusal=refusal,
+        form=form,
+        status_code=status,
+    )
+
+
+def _done(request: Request, session: Any, case_attempt_id: int) -> Response:
+    if is_htmx(request):
+        fresh = session.get(CaseAttempt, case_attempt_id, populate_existing=True)
+        return _page(request, session, fresh, template="partials/case_body.html")
+    return RedirectResponse(f"/cases/attempts/{case_attempt_id}", status_code=303)
+
+
+@router.post("/cases/attempts/{case_attempt_id}/diagnosis", response_model=None)
+async def record_diagnosis(
+    request: Request, case_attempt: OwnCaseAttemptDep, session: SessionDep
+) -> Response:
+    form = await read_form(request)
+    case_set = cases.case_of(case_attempt).case_set
+    fields: dict[str, Any] = {
+        "leading": case_views.cause_key(case_set, str(form.get("leading") or "")) or "",
+        "alternatives": [
+            case_views.cause_key(case_set, str(value)) or "?"
+            for value in form.getlist("alternatives")
+        ],
+        "first_test": form.get("first_test"),
+        "intervention": form.get("intervention"),
+        "confirmation": form.get("confirmation"),
+    }
+    echo = {key: value for key, value in form.items() if isinstance(value, str)}
+    echo["alternatives"] = [str(value) for value in form.getlist("alternatives")]  # type: ignore[assignment]
+    try:
+        cases.record_diagnosis(session, case_attempt, fields)
+    except (cases.InvalidCaseInput, cases.CaseRefused) as error:
+        return _answer(request, session, case_attempt, error, echo)
+    assert case_attempt.id is not None
+    return _done(request, session, case_attempt.id)
+
+
+@router.post("/cases/attempts/{case_attempt_id}/experiments", response_model=None)
+async def run_experiment(
+    request: Request, case_attempt: OwnCaseAttemptDep, session: SessionDep, runner: RunnerDep
+) -> Response:
+    form = await read_form(request)
+    try:
+        cases.run_experiment(session, runner, case_attempt, str(form.get("experiment") or ""))
+    except (cases.InvalidCaseInput, cases.CaseRefused) as error:
+        return _answer(request, session, case_attempt, error, {})
+    assert case_attempt.id is not None
+    return _done(request, session, case_attempt.id)
+
+
+@router.post("/cases/attempts/{case_attempt_id}/verdict", response_model=None)
+async def submit_verdict(
+    request: Request, case_attempt: OwnCaseAttemptDep, session: SessionDep, runner: RunnerDep
+) -> Response:
+    form = await read_form(request)
+    case_set = cases.case_of(case_attempt).case_set
+    fields = {
+        "cause": case_views.cause_key(case_set, str(form.get("cause") or "")) or "",
+        "fix": form.get("fix"),
+    }
+    echo = {key: value for key, value in form.items() if isinstance(value, str)}
+    try:
+        cases.submit_verdict(session, runner, case_attempt, fields)
+    except (cases.InvalidCaseInput, cases.CaseRefused) as error:
+        return _answer(request, session, case_attempt, error, echo)
+    assert case_attempt.id is not None
+    return _done(request, session, case_attempt.id)
+
+
+@router.get("/cases/runs/{case_run_id}/events")
+async def case_run_events(
+    case_run_id: RowId,
+    session: SessionDep,
+    user: CurrentUser,
+    engine: EngineDep,
+    broker: BrokerDep,
+    after: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
+    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_ROW_ID)] = None,
+) -> EventSourceResponse:
+    """A case run's live events, as /api/attempts/{id}/events sends them, but only the series
+    the case shows, under the case's names."""
+    run = session.get(CaseRun, case_run_id)
+    case_attempt = session.get(CaseAttempt, run.case_attempt_id) if run else None
+    if (
+        run is None
+        or case_attempt is None
+        or not can_read_work_of(session, user, case_attempt.learner_id)
+    ):
+        raise HTTPException(status_code=404, detail=f"No case run {case_run_id}.")
+    rename = case_views.rename_for(cases.case_of(case_attempt).case_set)
+    attempt_id = run.attempt_id
+    session.close()  # the stream reads in short sessions of its own (see api.stream_attempt)
+    cursor = max(after, last_event_id or 0)
+    return EventSourceResponse(
+        attempt_events(engine, broker, attempt_id, after=cursor, rename=rename), ping=15
+    )
+
+
+@router.get("/api/cases/attempts/{case_attempt_id}")
+def case_attempt_json(case_attempt: CaseAttemptDep, session: SessionDep) -> JSONResponse:
+    """A case attempt as JSON: before the reveal, what its page shows and nothing more."""
+    case_attempt = cases.reveal_if_done(session, case_attempt)
+    context = case_views.case_page_context(session, case_attempt)
+    revealed = case_attempt.stage == CaseStage.revealed
+    body: dict[str, Any] = {
+        "id": case_attempt.id,
+        "case": case_attempt.case_key,
+        "title": context["case"].title,
+        "stage": case_attempt.stage,
+        "budget": case_attempt.budget,
+        "experiments_spent": context["spent"],
+        "runs": [
+            {
+                "id": run["id"],
+                "kind": run["kind"],
+                "experiment": run["experiment"].key if run["experiment"] else None,
+                "status": run["status"],
+                "evidence": (run.get("shown") or {}) | {"series": run["series"]},
+            }
+            for run in context["runs"]
+        ],
+    }
+    if case_attempt.diagnosis:
+        body["diagnosis"] = {
+            "leading": context["diagnosis_text"]["leading"],
+            "alternatives": context["diagnosis_text"]["alternatives"],
+            "first_test": case_attempt.diagnosis.get("first_test"),
+            "intervention": case_attempt.diagnosis.get("intervention"),
+            "confirmation": case_attempt.diagnosis.get("confirmation"),
+        }
+    if revealed:
+        body["truth"] = {
+            "cause": cases.case_of(case_attempt).cause,
+            "knobs": case_attempt.knobs,
+            "seed": case_attempt.seed,
+            "commands": [run.get("command") for run in context["runs"]],
+        }
+        body["score"] = case_attempt.score
+    return JSONResponse(body)

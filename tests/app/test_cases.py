@@ -1,0 +1,280 @@
+"""Working a case through the web app, with real runs: the story to the revealed truth, the
+stage rules (diagnosis first, budget, one verdict), nothing of the cause on any page or stream
+before the verdict, and access control."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import Session, select
+
+from app.models import Attempt, CaseAttempt
+from drills.cases.evidence import leaks
+from drills.cases.registry import get_case
+from tests.conftest import log_in, make_user
+
+CASE = "frozen-features"  # optimizer-membership, the backbone left out of the optimizer
+
+
+def engine_of(client: TestClient) -> Any:
+    return client.app.state.engine  # type: ignore[attr-defined]
+
+
+def open_case(client: TestClient, key: str = CASE) -> int:
+    response = client.post(f"/cases/{key}/attempts", follow_redirects=False)
+    assert response.status_code == 303, response.text
+    return int(response.headers["location"].rsplit("/", 1)[1])
+
+
+def case_json(client: TestClient, case_attempt_id: int) -> dict[str, Any]:
+    response = client.get(f"/api/cases/attempts/{case_attempt_id}")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def wait_until_runs_end(
+    client: TestClient, case_attempt_id: int, timeout: float = 60
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = case_json(client, case_attempt_id)
+        if all(run["status"] not in ("queued", "running") for run in body["runs"]):
+            return body
+        time.sleep(0.1)
+    raise AssertionError("case runs still going")
+
+
+def option(page: str, text_start: str, name: str) -> str:
+    """The value of the radio/checkbox `name` whose label starts with `text_start`."""
+    pattern = rf'name="{name}" value="([^"]+)"[^>]*> {re.escape(text_start)}'
+    found = re.search(pattern, page)
+    assert found, f"no {name} option starting {text_start!r}"
+    return found.group(1)
+
+
+def diagnose(
+    client: TestClient, case_attempt_id: int, leading: str, alternatives: list[str], first_test: str
+) -> Any:
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    data: dict[str, Any] = {
+        "leading": option(page, leading, "leading"),
+        "alternatives": [option(page, text, "alternatives") for text in alternatives],
+        "first_test": first_test,
+        "intervention": "Give the optimizer every parameter.",
+        "confirmation": "The loss goes to about zero and the backbone moves.",
+    }
+    return client.post(
+        f"/cases/attempts/{case_attempt_id}/diagnosis", data=data, follow_redirects=False
+    )
+
+
+def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
+    case_attempt_id = open_case(client)
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    assert get_case(CASE).story in page
+    body = wait_until_runs_end(client, case_attempt_id)
+    assert [run["kind"] for run in body["runs"]] == ["symptom"]
+    assert body["runs"][0]["evidence"]["series"]["training loss"]
+
+    # Experiments wait for the diagnosis.
+    early = client.post(
+        f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": "update-sizes"}
+    )
+    assert early.status_code == 409
+    response = diagnose(
+        client,
+        case_attempt_id,
+        "The optimizer was built without the backbone",
+        ["The optimizer was built without the head"],
+        "update-sizes",
+    )
+    assert response.status_code == 303, response.text
+    assert (
+        client.post(
+            f"/cases/attempts/{case_attempt_id}/experiments",
+            data={"experiment": "update-sizes"},
+            follow_redirects=False,
+        ).status_code
+        == 303
+    )
+    body = wait_until_runs_end(client, case_attempt_id)
+    numbers = body["runs"][1]["evidence"]["numbers"]
+    assert {row["label"] for row in numbers} >= {"How far the backbone moved in total"}
+    backbone = next(r["value"] for r in numbers if "backbone" in r["label"])
+    assert backbone == 0.0  # the real run shows it: the backbone never moved
+
+    # The diagnosis is kept as it was once an experiment started.
+    assert 'name="leading"' not in client.get(f"/cases/attempts/{case_attempt_id}").text
+    again = client.post(
+        f"/cases/attempts/{case_attempt_id}/diagnosis",
+        data={
+            "leading": "cause-1",
+            "first_test": "update-sizes",
+            "intervention": "x",
+            "confirmation": "y",
+        },
+    )
+    assert again.status_code == 409
+    assert case_json(client, case_attempt_id)["diagnosis"]["first_test"] == "update-sizes"
+
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    verdict = client.post(
+        f"/cases/attempts/{case_attempt_id}/verdict",
+        data={
+            "cause": option(page, "The optimizer was built without the backbone", "cause"),
+            "fix": "optimize-all-parameters",
+        },
+        follow_redirects=False,
+    )
+    assert verdict.status_code == 303, verdict.text
+    wait_until_runs_end(client, case_attempt_id)
+    body = case_json(client, case_attempt_id)
+    assert body["stage"] == "revealed"
+    score = body["score"]
+    assert score["cause_named"] and score["fix_verified"] and score["leading_right"]
+    assert score["experiments"] == [{"key": "update-sizes", "separated": True, "would_have": []}]
+    assert score["points"] == 4
+    assert body["truth"]["knobs"]["exclude"] == "backbone"
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    assert "python -m drills run optimizer-membership" in page  # the replay commands, now
+    assert "As handed and fixed" in page
+
+
+def test_a_wrong_verdict_and_a_wrong_fix_score_as_such(client: TestClient) -> None:
+    case_attempt_id = open_case(client, "swapped-head")
+    wait_until_runs_end(client, case_attempt_id)
+    diagnose(
+        client,
+        case_attempt_id,
+        "The optimizer was built without the head",
+        ["The head was replaced after"],
+        "update-sizes",
+    )
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    client.post(
+        f"/cases/attempts/{case_attempt_id}/verdict",
+        data={
+            "cause": option(page, "The optimizer was built without the head", "cause"),
+            "fix": "optimize-all-parameters",
+        },
+    )
+    wait_until_runs_end(client, case_attempt_id)
+    body = case_json(client, case_attempt_id)
+    score = body["score"]
+    assert not score["cause_named"] and not score["fix_verified"] and not score["leading_right"]
+    assert score["experiments_used"] == 0
+
+
+def test_nothing_names_the_cause_before_the_verdict(client: TestClient) -> None:
+    case = get_case(CASE)
+    case_attempt_id = open_case(client)
+    diagnose(
+        client,
+        case_attempt_id,
+        "Nothing is wrong",
+        ["The optimizer was built without the head"],
+        "parameter-health",
+    )
+    for experiment in ("parameter-health", "update-sizes", "optimizer-inventory"):
+        client.post(
+            f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": experiment}
+        )
+        wait_until_runs_end(client, case_attempt_id)
+    body = case_json(client, case_attempt_id)
+    responses = [
+        client.get(f"/cases/attempts/{case_attempt_id}").text,
+        client.get(f"/cases/attempts/{case_attempt_id}/body").text,
+        client.get("/cases").text,
+        str(body),
+    ]
+    for run in body["runs"]:
+        with client.stream("GET", f"/cases/runs/{run['id']}/events") as stream:
+            responses.append("".join(stream.iter_text()))
+    # A case's runs are not the learner's drill attempts, nor readable as attempts.
+    with Session(engine_of(client)) as session:
+        run_ids = [
+            a.id
+            for a in session.exec(select(Attempt).where(Attempt.case_attempt_id == case_attempt_id))
+        ]
+    for attempt_id in run_ids:
+        assert client.get(f"/api/attempts/{attempt_id}").status_code == 404
+        assert client.get(f"/attempts/{attempt_id}").status_code == 404
+    # Nor listed among the drill's attempts (the drill page names its drill, of course).
+    drill_page = client.get("/drills/optimizer-membership").text
+    assert not any(f'/attempts/{attempt_id}"' in drill_page for attempt_id in run_ids)
+    for text in responses:
+        assert leaks(case, text) == [], leaks(case, text)
+    assert len(body["runs"]) == 4
+
+
+def test_the_budget_holds_when_pressed_twice_at_once(client: TestClient) -> None:
+    case_attempt_id = open_case(client)
+    diagnose(client, case_attempt_id, "Nothing is wrong", [], "parameter-health")
+    with Session(engine_of(client)) as session:
+        row = session.get(CaseAttempt, case_attempt_id)
+        assert row is not None
+        row.budget = 1
+        session.add(row)
+        session.commit()
+    barrier = threading.Barrier(2)
+    codes: list[int] = []
+
+    def press(experiment: str) -> None:
+        barrier.wait()
+        codes.append(
+            client.post(
+                f"/cases/attempts/{case_attempt_id}/experiments",
+                data={"experiment": experiment},
+                follow_redirects=False,
+            ).status_code
+        )
+
+    threads = [
+        threading.Thread(target=press, args=(e,)) for e in ("update-sizes", "parameter-health")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(codes) == [303, 409]
+    assert len(case_json(client, case_attempt_id)["experiments_spent"]) == 1
+
+
+def test_another_learner_cannot_read_a_case_attempt(client: TestClient) -> None:
+    case_attempt_id = open_case(client)
+    body = wait_until_runs_end(client, case_attempt_id)
+    make_user(engine_of(client), "learner-b")
+    log_in(client, "learner-b")
+    assert client.get(f"/cases/attempts/{case_attempt_id}").status_code == 404
+    assert client.get(f"/api/cases/attempts/{case_attempt_id}").status_code == 404
+    assert client.get(f"/cases/runs/{body['runs'][0]['id']}/events").status_code == 404
+    assert (
+        client.post(
+            f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": "update-sizes"}
+        ).status_code
+        == 404
+    )
+
+
+def test_bad_input_names_the_field_and_stores_nothing(client: TestClient) -> None:
+    case_attempt_id = open_case(client)
+    response = client.post(
+        f"/cases/attempts/{case_attempt_id}/diagnosis",
+        data={"leading": "cause-99", "first_test": "update-sizes"},
+    )
+    assert response.status_code == 422
+    assert 'id="error-leading"' in response.text
+    assert case_json(client, case_attempt_id)["stage"] == "diagnosing"
+    assert client.post("/cases/no-such-case/attempts").status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/cases/attempts/1", "/api/cases/attempts/1"])
+def test_visitors_are_asked_to_log_in(anonymous: TestClient, path: str) -> None:
+    response = anonymous.get(path, follow_redirects=False)
+    assert response.status_code in (303, 401)
