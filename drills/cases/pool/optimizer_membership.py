@@ -119,7 +119,7 @@ CASE_SET = CaseSet(
 CASES = (
     Case(
         "frozen-features",
-        "The loss that stops at 0.8",
+        "The loss that stops short of zero",
         "You bolted a fresh classification head onto a small feature extractor and trained the "
         "whole thing on one fixed batch, expecting it to memorise the batch. The loss fell "
         "quickly at first, then flattened far above zero. No error, no warning.",
