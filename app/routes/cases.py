@@ -76,7 +76,10 @@ def _page(
 ) -> HTMLResponse:
     case_attempt = cases.reveal_if_done(session, case_attempt)
     context = case_views.case_page_context(session, case_attempt)
-    context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}}
+    # An instructor reads a learner's case; only its learner sees the forms.
+    viewer = getattr(request.state, "user", None)
+    owner = viewer is not None and viewer.id == case_attempt.learner_id
+    context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}, "owner": owner}
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 

@@ -278,3 +278,47 @@ def test_bad_input_names_the_field_and_stores_nothing(client: TestClient) -> Non
 def test_visitors_are_asked_to_log_in(anonymous: TestClient, path: str) -> None:
     response = anonymous.get(path, follow_redirects=False)
     assert response.status_code in (303, 401)
+
+
+def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: TestClient) -> None:
+    from app.models import Role
+
+    engine = engine_of(client)
+    make_user(engine, "teacher", Role.instructor)
+    log_in(client, "teacher")
+    cohort_page = client.post("/cohorts", data={"name": "Debugging 101"}, follow_redirects=False)
+    cohort_url = cohort_page.headers["location"]
+    code = re.search(r'id="join-code">([^<]+)<', client.get(cohort_url).text).group(1)  # type: ignore[union-attr]
+    assert client.post(f"{cohort_url}/case-budget", data={"case_budget": "0"}).status_code == 422
+    assert (
+        client.post(
+            f"{cohort_url}/case-budget", data={"case_budget": "2"}, follow_redirects=False
+        ).status_code
+        == 303
+    )
+
+    log_in(client, "learner-a")
+    client.post("/cohorts/join", data={"code": code})
+    case_attempt_id = open_case(client, "swapped-head")
+    assert case_json(client, case_attempt_id)["budget"] == 2  # the cohort's budget
+    wait_until_runs_end(client, case_attempt_id)
+    diagnose(
+        client, case_attempt_id, "The optimizer was built without the head", [], "update-sizes"
+    )
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    client.post(
+        f"/cases/attempts/{case_attempt_id}/verdict",
+        data={
+            "cause": option(page, "The optimizer was built without the head", "cause"),
+            "fix": "change-nothing",
+        },
+    )
+    wait_until_runs_end(client, case_attempt_id)
+    assert case_json(client, case_attempt_id)["stage"] == "revealed"
+
+    log_in(client, "teacher")
+    grid = client.get(cohort_url).text
+    assert f'href="/cases/attempts/{case_attempt_id}">missed' in grid
+    assert "The optimizer was built without the head&#39;s parameters. (1)" in grid
+    review = client.get(f"/cases/attempts/{case_attempt_id}")
+    assert review.status_code == 200 and 'action="/cases/swapped-head/attempts"' not in review.text
