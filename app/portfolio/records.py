@@ -11,7 +11,17 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, Explanation, MetricPoint, Replay, Review, Submission, User
+from app.models import (
+    Attempt,
+    CaseAttempt,
+    CaseStage,
+    Explanation,
+    MetricPoint,
+    Replay,
+    Review,
+    Submission,
+    User,
+)
 
 Series = dict[str, list[list[Any]]]
 
@@ -21,6 +31,8 @@ class LearnerRecords:
     learner: User
     attempts: list[Attempt] = field(default_factory=list)
     submissions: list[Submission] = field(default_factory=list)
+    # Revealed cases only: an open case's draw names the cause it hides.
+    case_attempts: list[CaseAttempt] = field(default_factory=list)
 
 
 @dataclass
@@ -49,6 +61,12 @@ def load_records(session: Session, learners: list[User]) -> Records:
         select(Submission).where(col(Submission.learner_id).in_(ids)).order_by(col(Submission.id))
     ):
         by_learner[submission.learner_id].submissions.append(submission)
+    for case_attempt in session.exec(
+        select(CaseAttempt)
+        .where(col(CaseAttempt.learner_id).in_(ids), CaseAttempt.stage == CaseStage.revealed)
+        .order_by(col(CaseAttempt.id))
+    ):
+        by_learner[case_attempt.learner_id].case_attempts.append(case_attempt)
     reviews: dict[int, list[Review]] = defaultdict(list)
     for review in session.exec(
         select(Review)

@@ -1,4 +1,5 @@
-"""xAPI-shaped statements of a learner's work: one per attempt, per submission and per review.
+"""xAPI-shaped statements of a learner's work: one per attempt, per submission, per review and
+per revealed case.
 
 Each statement carries `digest`, the sha256 of its own canonical JSON without that field, so a
 reader can tell which record changed. Ids are stable ("drillbook:attempt:12"), so the same record
@@ -8,7 +9,16 @@ has the same id in every export.
 from datetime import UTC, datetime
 from typing import Any
 
-from app.models import RUBRIC, Attempt, AttemptStatus, Replay, Review, Submission, User
+from app.models import (
+    RUBRIC,
+    Attempt,
+    AttemptStatus,
+    CaseAttempt,
+    Replay,
+    Review,
+    Submission,
+    User,
+)
 from app.portfolio.canonical import sha256_hex
 from app.portfolio.records import Records, Series
 from drills.core.digest import json_safe
@@ -38,6 +48,10 @@ def review_id(review_pk: int) -> str:
     return f"drillbook:review:{review_pk}"
 
 
+def case_attempt_id(case_attempt_pk: int) -> str:
+    return f"drillbook:case-attempt:{case_attempt_pk}"
+
+
 def statements_for(records: Records) -> list[dict[str, Any]]:
     """Every attempt, submission and review of these learners, learner by learner, in the order
     the records were made."""
@@ -61,6 +75,9 @@ def statements_for(records: Records) -> list[dict[str, Any]]:
                 digested(_review(review, submission, learner, records.person(review.instructor_id)))
                 for review in records.reviews.get(submission.id or 0, [])
             ]
+        out += [
+            digested(_case(case_attempt, learner)) for case_attempt in learner_records.case_attempts
+        ]
     return out
 
 
@@ -207,4 +224,44 @@ def _review(
             "version": submission.version,
         },
         "timestamp": timestamp(review.created_at),
+    }
+
+
+def _case(case_attempt: CaseAttempt, learner: User | None) -> dict[str, Any]:
+    """A revealed case: what the learner committed to, what they spent, and how it scored."""
+    from drills.cases.registry import UnknownCase, get_case
+
+    assert case_attempt.id is not None
+    score = case_attempt.score or {}
+    try:
+        case = get_case(case_attempt.case_key)
+        name, drill = case.title, case.case_set.drill
+    except UnknownCase:  # a case since removed from the pool: its record still stands
+        name, drill = case_attempt.case_key, None
+    return {
+        "id": case_attempt_id(case_attempt.id),
+        "actor": agent(learner),
+        "verb": verb(
+            "solved" if score.get("cause_named") and score.get("fix_verified") else "missed"
+        ),
+        "object": {
+            "id": f"urn:drillbook:case:{case_attempt.case_key}",
+            "definition": {"name": {"en": name}},
+        },
+        "result": {
+            "score": {"raw": score.get("points"), "max": 4},
+            "success": bool(score.get("cause_named")),
+            "diagnosis": case_attempt.diagnosis,
+            "named_cause": case_attempt.named_cause,
+            "fix": case_attempt.fix_key,
+            "scoring": score,
+        },
+        "context": {
+            "attempt_number": case_attempt.number,
+            "drill": drill,
+            "seed": case_attempt.seed,
+            "knobs": case_attempt.knobs,
+            "diagnosed_at": timestamp(case_attempt.diagnosed_at),
+        },
+        "timestamp": timestamp(case_attempt.revealed_at),
     }

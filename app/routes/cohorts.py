@@ -5,9 +5,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import cohorts
 from app.case_results import cohort_case_results
-from app.limits import MAX_CASE_BUDGET, MIN_CASE_BUDGET
 from app.deps import CohortDep, CurrentUser, InstructorDep, SessionDep
 from app.forms import FormDep
+from app.limits import MAX_CASE_BUDGET, MIN_CASE_BUDGET
 from app.progress import cohort_csv, cohort_learners, progress_grid
 from app.templating import templates
 from drills.core.catalogue import describe

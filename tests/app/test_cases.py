@@ -145,6 +145,16 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
     assert "python -m drills run optimizer-membership" in page  # the replay commands, now
     assert "As handed and fixed" in page
 
+    # The revealed case is in the signed export; a case still open is not (its draw tells).
+    still_open = open_case(client, "swapped-head")
+    statements = client.get("/portfolio/export.json").json()["statements"]
+    cases_exported = [s for s in statements if s["id"].startswith("drillbook:case-attempt:")]
+    assert [s["id"] for s in cases_exported] == [f"drillbook:case-attempt:{case_attempt_id}"]
+    assert cases_exported[0]["verb"]["display"]["en"] == "solved"
+    assert cases_exported[0]["result"]["score"] == {"raw": 4, "max": 4}
+    assert cases_exported[0]["result"]["diagnosis"]["leading"] == "backbone-not-optimized"
+    assert all(str(still_open) not in s["id"] for s in statements)
+
 
 def test_a_wrong_verdict_and_a_wrong_fix_score_as_such(client: TestClient) -> None:
     case_attempt_id = open_case(client, "swapped-head")
