@@ -6,18 +6,18 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from app.limits import MAX_REVIEW_COMMENT, MAX_SUBMISSION_TEXT
+from app.limits import MAX_SUBMISSION_TEXT
 from app.models import (
     MAX_ROW_ID,
     RUBRIC,
     Attempt,
     AttemptStatus,
-    Decision,
     Review,
     Submission,
     SubmissionStatus,
     User,
 )
+from app.rubric import InvalidReview, parse_review
 from drills.core.contract import Drill
 
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
@@ -166,32 +166,19 @@ def record_review(
 ) -> Review:
     if submission.status != SubmissionStatus.pending:
         raise SubmissionConflict("decision", "this version has already been reviewed")
-    decision = fields.get("decision", "")
-    if decision not in {d.value for d in Decision}:
-        raise InvalidSubmission("decision", "choose accept or request changes")
-    scores: dict[str, dict[str, object]] = {}
-    for key, _label in RUBRIC:
-        raw = fields.get(f"score.{key}", "")
-        if raw not in {"0", "1", "2"}:
-            raise InvalidSubmission(f"score.{key}", "score each criterion 0, 1 or 2")
-        comment = fields.get(f"comment.{key}", "").strip()
-        if len(comment) > MAX_REVIEW_COMMENT:
-            raise InvalidSubmission(f"comment.{key}", "comment too long")
-        scores[key] = {"score": int(raw), "comment": comment}
-    comment = fields.get("comment", "").strip()
-    if len(comment) > MAX_REVIEW_COMMENT:
-        raise InvalidSubmission("comment", f"longer than {MAX_REVIEW_COMMENT} characters")
-    if decision == Decision.changes_requested and not comment:
-        raise InvalidSubmission("comment", "say what to change")
+    try:
+        form = parse_review(fields, RUBRIC)
+    except InvalidReview as error:
+        raise InvalidSubmission(error.field, error.message) from None
     assert submission.id is not None and reviewer.id is not None
     review = Review(
         submission_id=submission.id,
         instructor_id=reviewer.id,
-        decision=decision,
-        scores=scores,
-        comment=comment,
+        decision=form.decision,
+        scores=form.scores,
+        comment=form.comment,
     )
-    submission.status = decision
+    submission.status = form.decision
     session.add_all([review, submission])
     try:
         session.commit()

@@ -14,8 +14,10 @@ from app.models.accounts import (
     User,
 )
 from app.models.cases import (
+    CASE_RUBRIC,
     DEFAULT_CASE_BUDGET,
     CaseAttempt,
+    CaseReview,
     CaseRun,
     CaseRunKind,
     CaseStage,
@@ -31,9 +33,11 @@ __all__ = [
     "MAX_ROW_ID",
     "NAMING_CONVENTION",
     "RUBRIC",
+    "CASE_RUBRIC",
     "DEFAULT_CASE_BUDGET",
     "Attempt",
     "CaseAttempt",
+    "CaseReview",
     "CaseRun",
     "CaseRunKind",
     "CaseStage",

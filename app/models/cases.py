@@ -70,3 +70,32 @@ class CaseRun(SQLModel, table=True):
     kind: str = Field(max_length=16)  # CaseRunKind
     experiment_key: str | None = Field(default=None, max_length=limits.MAX_CASE_KEY)
     created_at: datetime = Field(default_factory=utcnow)
+
+
+# What an instructor scores a revealed case on (0-2 each), beyond what the runs scored.
+CASE_RUBRIC: tuple[tuple[str, str], ...] = (
+    ("alternatives", "Weighed plausible alternatives, not only the first idea"),
+    ("test_choice", "Chose a first test that could tell the hypotheses apart"),
+    ("verification", "Named specific evidence that would confirm the fix"),
+)
+
+
+class CaseReview(SQLModel, table=True):
+    """An instructor's review of a revealed case attempt: one per attempt (the database refuses a
+    second, as for submissions)."""
+
+    __tablename__ = "case_review"
+    __table_args__ = (UniqueConstraint("case_attempt_id", name="uq_case_review_attempt"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    case_attempt_id: int = Field(foreign_key="case_attempt.id", ondelete="CASCADE")
+    instructor_id: int = Field(foreign_key="user.id")
+    decision: str = Field(max_length=20)  # Decision
+    # {criterion: {"score": 0-2, "comment": str}} for every CASE_RUBRIC criterion.
+    scores: dict[str, Any] = Field(sa_column=Column(JSONDocument, nullable=False))
+    comment: str = Field(default="", max_length=limits.MAX_REVIEW_COMMENT)
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def total(self) -> int:
+        return sum(int(item["score"]) for item in self.scores.values())

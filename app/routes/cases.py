@@ -6,19 +6,21 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from sse_starlette import EventSourceResponse
 
-from app import case_views, cases
-from app.access import can_read_work_of
+from app import case_reviews, case_views, cases
+from app.access import can_read_work_of, can_review_work_of
 from app.deps import (
     BrokerDep,
     CurrentUser,
     EngineDep,
+    InstructorDep,
     OptionalUserDep,
     RowId,
     RunnerDep,
     SessionDep,
 )
-from app.forms import is_htmx, read_form
-from app.models import MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
+from app.forms import FormDep, is_htmx, read_form
+from app.models import CASE_RUBRIC, MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
+from app.rubric import InvalidReview
 from app.streams import attempt_events
 from app.templating import templates
 from drills.cases.registry import UnknownCase, get_case
@@ -75,11 +77,19 @@ def _page(
     status_code: int = 200,
 ) -> HTMLResponse:
     case_attempt = cases.reveal_if_done(session, case_attempt)
+    assert case_attempt.id is not None
     context = case_views.case_page_context(session, case_attempt)
     # An instructor reads a learner's case; only its learner sees the forms.
     viewer = getattr(request.state, "user", None)
     owner = viewer is not None and viewer.id == case_attempt.learner_id
     context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}, "owner": owner}
+    context |= {
+        "review": case_reviews.review_of(session, case_attempt.id),
+        "rubric": CASE_RUBRIC,
+        "can_review": viewer is not None
+        and not owner
+        and can_review_work_of(session, viewer, case_attempt.learner_id),
+    }
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 
@@ -183,6 +193,35 @@ async def submit_verdict(
         return _answer(request, session, case_attempt, error, echo)
     assert case_attempt.id is not None
     return _done(request, session, case_attempt.id)
+
+
+@router.post("/cases/attempts/{case_attempt_id}/review", response_model=None)
+def review_case(
+    request: Request,
+    case_attempt: CaseAttemptDep,
+    fields: FormDep,
+    session: SessionDep,
+    user: InstructorDep,
+) -> Response:
+    if not can_review_work_of(session, user, case_attempt.learner_id):
+        raise HTTPException(
+            status_code=403, detail="Only the learner's instructor can review this."
+        )
+    try:
+        case_reviews.record_case_review(
+            session, case_attempt=case_attempt, reviewer=user, fields=fields
+        )
+    except InvalidReview as error:
+        status = 409 if isinstance(error, case_reviews.CaseReviewConflict) else 422
+        return _page(
+            request,
+            session,
+            case_attempt,
+            errors={error.field: error.message},
+            form=dict(fields),
+            status_code=status,
+        )
+    return RedirectResponse(f"/cases/attempts/{case_attempt.id}#case-review", status_code=303)
 
 
 @router.get("/cases/runs/{case_run_id}/events")

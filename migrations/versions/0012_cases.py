@@ -1,4 +1,4 @@
-"""Cases: a learner's attempt at a case, its runs, and each cohort's experiment budget
+"""Cases: a learner's attempt at a case, its runs, their reviews, and each cohort's budget
 
 Revision ID: 0012
 Revises: 0011
@@ -74,6 +74,27 @@ def upgrade() -> None:
         sa.UniqueConstraint("attempt_id", name="uq_case_run_attempt"),
     )
     op.create_index("ix_case_run_case_attempt_id", "case_run", ["case_attempt_id"])
+    op.create_table(
+        "case_review",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("case_attempt_id", sa.Integer(), nullable=False),
+        sa.Column("instructor_id", sa.Integer(), nullable=False),
+        sa.Column("decision", TEXT(length=20), nullable=False),
+        sa.Column("scores", JSON_DOCUMENT, nullable=False),
+        sa.Column("comment", TEXT(length=4000), nullable=False),
+        sa.Column("created_at", UTC(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["case_attempt_id"],
+            ["case_attempt.id"],
+            name="fk_case_review_case_attempt_id_case_attempt",
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["instructor_id"], ["user.id"], name="fk_case_review_instructor_id_user"
+        ),
+        sa.PrimaryKeyConstraint("id", name="pk_case_review"),
+        sa.UniqueConstraint("case_attempt_id", name="uq_case_review_attempt"),
+    )
     with op.batch_alter_table("attempt", schema=None) as batch_op:
         batch_op.add_column(sa.Column("case_attempt_id", sa.Integer(), nullable=True))
         batch_op.create_index("ix_attempt_case_attempt_id", ["case_attempt_id"])
@@ -97,6 +118,7 @@ def downgrade() -> None:
         batch_op.drop_constraint("fk_attempt_case_attempt_id_case_attempt", type_="foreignkey")
         batch_op.drop_index("ix_attempt_case_attempt_id")
         batch_op.drop_column("case_attempt_id")
+    op.drop_table("case_review")
     op.drop_index("ix_case_run_case_attempt_id", table_name="case_run")
     op.drop_table("case_run")
     op.drop_index("ix_case_attempt_case_key", table_name="case_attempt")

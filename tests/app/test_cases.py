@@ -332,3 +332,29 @@ def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: 
     assert "The optimizer was built without the head&#39;s parameters. (1)" in grid
     review = client.get(f"/cases/attempts/{case_attempt_id}")
     assert review.status_code == 200 and 'action="/cases/swapped-head/attempts"' not in review.text
+    assert f'href="/cases/attempts/{case_attempt_id}#case-review"' in client.get("/reviews").text
+    fields = {"score.alternatives": "0", "score.test_choice": "1", "score.verification": "2"}
+    asked = client.post(
+        f"/cases/attempts/{case_attempt_id}/review", data=fields | {"decision": "changes_requested"}
+    )
+    assert asked.status_code == 422 and "say what to change" in asked.text
+    done = client.post(
+        f"/cases/attempts/{case_attempt_id}/review",
+        data=fields | {"decision": "changes_requested", "comment": "Name **two** alternatives."},
+        follow_redirects=False,
+    )
+    assert done.status_code == 303
+    again = client.post(
+        f"/cases/attempts/{case_attempt_id}/review", data=fields | {"decision": "accepted"}
+    )
+    assert again.status_code == 409
+    assert f"/cases/attempts/{case_attempt_id}#case-review" not in client.get("/reviews").text
+    log_in(client, "learner-a")
+    assert (
+        client.post(
+            f"/cases/attempts/{case_attempt_id}/review", data=fields | {"decision": "accepted"}
+        ).status_code
+        == 403
+    )
+    mine = client.get(f"/cases/attempts/{case_attempt_id}").text
+    assert "changes requested · 3 / 6" in mine and "<strong>two</strong>" in mine

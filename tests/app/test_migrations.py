@@ -35,6 +35,7 @@ TABLES = {
     "login_failure",
     "case_attempt",
     "case_run",
+    "case_review",
 }
 
 
