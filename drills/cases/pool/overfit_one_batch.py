@@ -1,0 +1,203 @@
+"""Cases on the overfit-one-batch drill: one fixed batch that will not go to zero, and a batch
+that does but is measured through noise. The height where the loss stops, what the loss is
+actually compared with, and the same weights measured without noise tell the causes apart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+
+NEAR_ZERO = 0.1  # the drill's own "memorised" line
+
+
+def clean_remeasure(signature: Mapping[str, Any], error: str | None) -> str:
+    """The final weights measured in eval mode on the clean batch, against the training loss."""
+    final, clean = signature.get("final_loss"), signature.get("eval_loss")
+    if final is None or clean is None:
+        return "no-loss-to-measure"
+    if final > NEAR_ZERO and clean < 0.5 * final:
+        return "clean-far-below-training"
+    return "clean-matches-training"
+
+
+def what_the_loss_compares(signature: Mapping[str, Any], error: str | None) -> str:
+    """What the targets handed to the loss are: class labels, numeric scores, or nothing."""
+    if signature.get("supervised_targets") == 0:
+        return "every-target-masked"
+    if signature.get("target_variance") is not None:
+        return "numeric-scores"
+    return "class-labels"
+
+
+def memorised_or_not(signature: Mapping[str, Any], error: str | None) -> str:
+    final = signature.get("final_loss")
+    if error is not None or final is None:
+        return "run-stopped"
+    return "near-zero" if final < NEAR_ZERO else "stays-above-zero"
+
+
+CASE_SET = CaseSet(
+    drill="overfit-one-batch",
+    causes=(
+        Cause(
+            "loop-is-sound",
+            "healthy",
+            "Nothing is wrong: the loop memorises the batch as it should.",
+            {"bug": "none"},
+            "fits",
+        ),
+        Cause(
+            "labels-reshuffled",
+            "data",
+            "The targets are re-permuted every step, so they no longer belong to their inputs.",
+            {"bug": "shuffled-labels"},
+            "labels-detached",
+        ),
+        Cause(
+            "shape-mismatch",
+            "loss",
+            "The loss compares an (N, 1) prediction with an (N,) target, which broadcasts to "
+            "every pair of examples.",
+            {"bug": "broadcast-target"},
+            "shape-broadcast",
+        ),
+        Cause(
+            "all-masked",
+            "loss",
+            "Every label is set to the ignore index, so no target counts in the loss.",
+            {"bug": "all-padding"},
+            "nothing-supervised",
+        ),
+        Cause(
+            "noise-left-on",
+            "evaluation",
+            "Dropout and input noise are still on: the weights have memorised the batch, but "
+            "the logged loss is measured through the noise.",
+            {"bug": "randomness-on"},
+            "randomness",
+        ),
+    ),
+    experiments=(
+        Experiment(
+            "clean-remeasure",
+            "Re-measure the batch in eval mode",
+            "Put the final weights in eval mode and compute the loss once more on the clean "
+            "batch: does it agree with the logged training loss?",
+            shows=("numbers",),
+            observations=("final_loss", "eval_loss"),
+            reading=clean_remeasure,
+        ),
+        Experiment(
+            "inspect-targets",
+            "Look at what the loss is given",
+            "Print the shapes and a few decoded (input, label, target in the loss) triples.",
+            shows=("inputs", "numbers"),
+            observations=("supervised_targets",),
+            reading=what_the_loss_compares,
+        ),
+        Experiment(
+            "single-example",
+            "Overfit a single example",
+            "Shrink the batch to one example and train again: can the loop memorise that?",
+            change=Change(set={"examples": 1}),
+            shows=("numbers",),
+            observations=("initial_loss", "final_loss"),
+            reading=memorised_or_not,
+        ),
+        Experiment(
+            "much-longer",
+            "Train much longer",
+            "Run 800 steps on the same batch instead of a few hundred: does the loss reach zero "
+            "given time?",
+            change=Change(set={"steps": 800}),
+            shows=("numbers",),
+            observations=("final_loss", "loss_noise"),
+            reading=memorised_or_not,
+        ),
+        Experiment(
+            "plateau-height",
+            "Compare the plateau with reference levels",
+            "Set where the loss settles beside chance level and the entropy of the batch's "
+            "label mix, and check how far the weights moved.",
+            shows=("numbers",),
+            observations=("final_loss", "chance_loss", "label_entropy", "weight_change"),
+        ),
+    ),
+    fixes=(
+        Fix("change-nothing", "Change nothing: the loop is sound.", Change()),
+        Fix(
+            "keep-pairs-together",
+            "Index inputs and labels with the same permutation, or not at all, so each target "
+            "stays with its input.",
+            Change(replace={"bug": {"shuffled-labels": "none"}}),
+        ),
+        Fix(
+            "match-shapes",
+            "Squeeze the prediction to (N,) (or train on the class labels) so the loss compares "
+            "each example with its own target.",
+            Change(replace={"bug": {"broadcast-target": "none"}}),
+        ),
+        Fix(
+            "unmask-labels",
+            "Build the mask from the padding positions only, so the real labels count.",
+            Change(replace={"bug": {"all-padding": "none"}}),
+        ),
+        Fix(
+            "switch-off-noise",
+            "Call model.eval() and skip the augmentation for the overfit check.",
+            Change(replace={"bug": {"randomness-on": "none"}}),
+        ),
+        Fix(
+            "lower-learning-rate",
+            "Lower the learning rate tenfold: the steps are too large to settle.",
+            Change(scale={"lr": 0.1}),
+        ),
+        Fix(
+            "bigger-model",
+            "Widen the hidden layers: the model lacks the capacity to memorise the batch.",
+            Change(),  # no width knob: eight examples never lacked capacity
+        ),
+    ),
+    charts=(
+        ShownChart("Loss on the batch", "loss", {"loss": "training loss"}),
+        ShownChart("Gradient size", "L2 norm", {"grad_norm": "gradient norm"}, log_y=True),
+    ),
+    nuisance={"lr": (0.005, 0.01, 0.02), "steps": (200, 250, 300)},
+    symptom_observations=("initial_loss", "final_loss"),
+)
+
+CASES = (
+    Case(
+        "stuck-at-one-point-four",
+        "The batch that will not be learned",
+        "Before launching a long run you train a small classifier on one fixed batch of eight "
+        "examples, expecting the loss to reach zero in a few hundred steps. It drops a little, "
+        "then wanders around the same height for the rest of the run. The same code trained "
+        "fine last week.",
+        CASE_SET,
+        cause="labels-reshuffled",
+        fix="keep-pairs-together",
+    ),
+    Case(
+        "regression-plateau",
+        "A score that never gets closer",
+        "You adapted the sanity loop to predict each example's numeric score instead of its "
+        "class. On one batch of eight the loss falls quickly from above ten, then sits flat "
+        "at a few units and will not go lower, whatever you try.",
+        CASE_SET,
+        cause="shape-mismatch",
+        fix="match-shapes",
+    ),
+    Case(
+        "noisy-floor",
+        "Almost memorised, never quite",
+        "A colleague's overfit check on eight examples ends with a jittery loss around 0.3 "
+        "instead of zero, and they suspect the model is too small. You are asked whether to "
+        "make it bigger before they go on.",
+        CASE_SET,
+        cause="noise-left-on",
+        fix="switch-off-noise",
+    ),
+)
