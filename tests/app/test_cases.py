@@ -358,3 +358,62 @@ def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: 
     )
     mine = client.get(f"/cases/attempts/{case_attempt_id}").text
     assert "changes requested · 3 / 6" in mine and "<strong>two</strong>" in mine
+
+
+@pytest.mark.slow
+def test_no_response_of_an_open_case_names_its_cause_for_any_case(client: TestClient) -> None:
+    """Every case of the pool, opened for real: the symptom and every experiment run (budget
+    raised to allow them all), then every response a learner can get before the verdict
+    (pages, JSON, each run's event stream, refusals) is searched for the cause's telltales."""
+    from drills.cases.registry import all_cases
+
+    for case in all_cases():
+        case_attempt_id = open_case(client, case.key)
+        with Session(engine_of(client)) as session:
+            row = session.get(CaseAttempt, case_attempt_id)
+            assert row is not None
+            row.budget = len(case.case_set.experiments)
+            session.add(row)
+            session.commit()
+        responses = [client.get(f"/cases/attempts/{case_attempt_id}").text]
+        first = case.case_set.experiments[0].key
+        responses.append(
+            client.post(  # a refusal: no experiment before the diagnosis
+                f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": first}
+            ).text
+        )
+        responses.append(
+            client.post(  # a 422 echoing the form
+                f"/cases/attempts/{case_attempt_id}/diagnosis", data={"leading": "cause-1"}
+            ).text
+        )
+        client.post(
+            f"/cases/attempts/{case_attempt_id}/diagnosis",
+            data={
+                "leading": "cause-1",
+                "alternatives": ["cause-2"],
+                "first_test": first,
+                "intervention": "x",
+                "confirmation": "y",
+            },
+        )
+        for experiment in case.case_set.experiments:
+            responses.append(
+                client.post(
+                    f"/cases/attempts/{case_attempt_id}/experiments",
+                    data={"experiment": experiment.key},
+                    headers={"HX-Request": "true"},
+                ).text
+            )
+        body = wait_until_runs_end(client, case_attempt_id, timeout=180)
+        responses += [
+            client.get(f"/cases/attempts/{case_attempt_id}").text,
+            client.get(f"/cases/attempts/{case_attempt_id}/body").text,
+            client.get("/cases").text,
+            str(body),
+        ]
+        for run in body["runs"]:
+            with client.stream("GET", f"/cases/runs/{run['id']}/events") as stream:
+                responses.append("".join(stream.iter_text()))
+        for text in responses:
+            assert leaks(case, text) == [], (case.key, leaks(case, text))
