@@ -16,6 +16,9 @@ from sqlalchemy import Engine, MetaData
 from sqlmodel import Session
 
 from app.models import (
+    CaseAttempt,
+    CaseRun,
+    CaseStage,
     LOCAL_LEARNER_ID,
     Attempt,
     AttemptStatus,
@@ -96,6 +99,56 @@ def add_attempt(
         compute_s=1.5,
     )
     return _save(engine, attempt)
+
+
+def add_case_attempt(engine: Engine, learner_id: int) -> tuple[int, int]:
+    """A revealed case attempt ("frozen-features") with its finished symptom run: (case attempt
+    id, case run id)."""
+    case_attempt_id = _save(
+        engine,
+        CaseAttempt(
+            learner_id=learner_id,
+            case_key="frozen-features",
+            number=1,
+            seed=7,
+            knobs={"exclude": "backbone"},
+            stage=CaseStage.revealed,
+            diagnosis={
+                "leading": "backbone-not-optimized",
+                "alternatives": [],
+                "first_test": "update-sizes",
+                "intervention": "optimize every parameter",
+                "confirmation": "the backbone moves",
+            },
+            named_cause="backbone-not-optimized",
+            fix_key="optimize-all-parameters",
+            score={"cause_named": True, "fix_verified": True, "points": 4, "experiments": []},
+            revealed_at=utcnow(),
+        ),
+    )
+    finished = utcnow()
+    attempt_id = _save(
+        engine,
+        Attempt(
+            learner_id=learner_id,
+            drill_slug="optimizer-membership",
+            drill_version="1",
+            hypothesis="",
+            prediction_text="",
+            knobs={"exclude": "backbone"},
+            seed=7,
+            command="python -m drills run optimizer-membership --set exclude=backbone --seed 7",
+            status=AttemptStatus.succeeded,
+            signature={"final_loss": 0.8},
+            started_at=finished - timedelta(seconds=1),
+            finished_at=finished,
+            case_attempt_id=case_attempt_id,
+        ),
+    )
+    run_id = _save(
+        engine, CaseRun(case_attempt_id=case_attempt_id, attempt_id=attempt_id, kind="symptom")
+    )
+    return case_attempt_id, run_id
 
 
 def add_unfinished_attempt(

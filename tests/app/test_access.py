@@ -13,11 +13,12 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.models import Attempt, Cohort, Role, Submission, User
+from app.models import Attempt, CaseAttempt, CaseRun, Cohort, Role, Submission, User
 from tests.app.factories import (
     DRILL,
     RUBRIC_KEYS,
     add_attempt,
+    add_case_attempt,
     add_cohort,
     add_submission,
     add_user,
@@ -73,6 +74,24 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ),
     ("GET", "/api/attempts/{attempt_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/attempts/{attempt_id}/events"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+    # Cases: the learner works them; their instructor (and admins) read and review them.
+    ("GET", "/cases/attempts/{case_attempt_id}"): READ_OWN_WORK,
+    ("GET", "/cases/attempts/{case_attempt_id}/body"): READ_OWN_WORK,
+    ("GET", "/api/cases/attempts/{case_attempt_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+    ("GET", "/cases/runs/{case_run_id}/events"): READ_OWN_WORK,
+    ("POST", "/cases/attempts/{case_attempt_id}/diagnosis"): (
+        LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("POST", "/cases/attempts/{case_attempt_id}/experiments"): (
+        LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("POST", "/cases/attempts/{case_attempt_id}/verdict"): (
+        LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("POST", "/cases/attempts/{case_attempt_id}/review"): (
+        LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
+    ("POST", "/cohorts/{cohort_id}/case-budget"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID),
 }  # fmt: skip
 
 INVALID_FORMS = {
@@ -81,8 +100,20 @@ INVALID_FORMS = {
     "/attempts/{attempt_id}/explanation": {"mechanism": ""},
     "/submissions/{submission_id}/reviews": {"decision": "maybe"},
     "/admin/users/{user_id}/role": {"role": "emperor"},
+    "/cases/attempts/{case_attempt_id}/diagnosis": {"leading": "cause-99"},
+    "/cases/attempts/{case_attempt_id}/experiments": {"experiment": "no-such-test"},
+    "/cases/attempts/{case_attempt_id}/verdict": {"cause": "cause-99"},
+    "/cases/attempts/{case_attempt_id}/review": {"decision": "maybe"},
+    "/cohorts/{cohort_id}/case-budget": {"case_budget": "99"},
 }
-MODELS = {"attempt_id": Attempt, "submission_id": Submission, "cohort_id": Cohort, "user_id": User}
+MODELS = {
+    "attempt_id": Attempt,
+    "submission_id": Submission,
+    "cohort_id": Cohort,
+    "user_id": User,
+    "case_attempt_id": CaseAttempt,
+    "case_run_id": CaseRun,
+}
 
 
 @dataclass
@@ -124,6 +155,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     add_attempt(engine, users["learner_b"], fixed=False)
     add_attempt(engine, users["learner_b"], fixed=True)
     submission_a = add_submission(engine, users["learner_a"], failed_a, fixed_a)
+    case_attempt_a, case_run_a = add_case_attempt(engine, users["learner_a"])
     clients = {"anonymous": visitor(app)}
     for actor, username in (
         ("learner_a", "learner-a"),
@@ -138,6 +170,8 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "submission_id": [submission_a],
         "cohort_id": [cohorts["c1"]],
         "user_id": [users["learner_a"]],
+        "case_attempt_id": [case_attempt_a],
+        "case_run_id": [case_run_a],
     }
     yield World(app=app, clients=clients, ids=ids, users=users, cohorts=cohorts)
     for client in clients.values():
