@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app import cases, evidence
+from app import case_records, cases, evidence
 from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES, Case, CaseSet, Experiment
@@ -161,7 +161,7 @@ def case_page_context(session: Session, case_attempt: CaseAttempt) -> dict[str, 
     revealed = case_attempt.stage == CaseStage.revealed
     runs = [
         run_view(session, case, run, attempt, revealed)
-        for run, attempt in cases.runs_of(session, case_attempt.id)
+        for run, attempt in case_records.runs_of(session, case_attempt.id)
     ]
     for run in runs:
         run["title"] = title_of(run)
@@ -190,7 +190,8 @@ def case_page_context(session: Session, case_attempt: CaseAttempt) -> dict[str, 
                 "",
             ),
         },
-        "diagnosis_locked": bool(spent) or case_attempt.stage in ("fixing", "revealed"),
+        "diagnosis_locked": bool(spent)
+        or case_attempt.stage in (CaseStage.fixing, CaseStage.revealed),
         # The stored diagnosis as form values, to prefill the form while it may still change.
         "diagnosis_options": {
             "leading": option_of(case_set, diagnosis.get("leading", "")),

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from app.attempts import dispatch
+from app.case_records import experiments_run
 from app.cohorts import cohorts_joined_by
 from app.limits import MAX_DIAGNOSIS_TEXT
 from app.models import (
@@ -30,7 +31,7 @@ from app.runner.dispatcher import AttemptRunner
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, knobs_for
 from drills.cases.registry import get_case
-from drills.cases.scoring import Diagnosis, score_case
+from drills.cases.scoring import Diagnosis
 from drills.core.command import replay_command
 
 MAX_ALTERNATIVES = 2
@@ -155,24 +156,6 @@ def lock(session: Session, case_attempt_id: int) -> CaseAttempt:
     return found
 
 
-def runs_of(session: Session, case_attempt_id: int) -> list[tuple[CaseRun, Attempt]]:
-    rows = session.exec(
-        select(CaseRun, Attempt)
-        .join(Attempt, col(Attempt.id) == col(CaseRun.attempt_id))
-        .where(CaseRun.case_attempt_id == case_attempt_id)
-        .order_by(col(CaseRun.id))
-    ).all()
-    return [(run, attempt) for run, attempt in rows]
-
-
-def experiments_run(session: Session, case_attempt_id: int) -> list[str]:
-    return [
-        run.experiment_key
-        for run, _ in runs_of(session, case_attempt_id)
-        if run.kind == CaseRunKind.experiment and run.experiment_key
-    ]
-
-
 # -- the diagnosis ------------------------------------------------------------------------------
 def parse_diagnosis(case: Case, fields: Mapping[str, object]) -> Diagnosis:
     """Check every field of the diagnosis form; raise InvalidCaseInput naming the first bad one."""
@@ -239,19 +222,6 @@ def record_diagnosis(
     session.commit()
     session.refresh(locked)
     return locked
-
-
-def stored_diagnosis(case_attempt: CaseAttempt) -> Diagnosis | None:
-    data = case_attempt.diagnosis
-    if not data:
-        return None
-    return Diagnosis(
-        data["leading"],
-        tuple(data.get("alternatives", [])),
-        data["first_test"],
-        data["intervention"],
-        data["confirmation"],
-    )
 
 
 # -- experiments --------------------------------------------------------------------------------
@@ -321,44 +291,6 @@ def submit_verdict(
     base = Draw(locked.seed, dict(locked.knobs))
     knobs = knobs_for(case, base, case.case_set.fix(verdict.fix).change)
     return _start_run(session, runner, locked, case, knobs, CaseRunKind.fix, None)
-
-
-def reveal_if_done(session: Session, case_attempt: CaseAttempt) -> CaseAttempt:
-    """Once the fix run has ended, score the attempt and reveal it (once: under the lock)."""
-    if case_attempt.stage != CaseStage.fixing:
-        return case_attempt
-    assert case_attempt.id is not None
-    fix_run = next(
-        (attempt for run, attempt in runs_of(session, case_attempt.id) if run.kind == "fix"),
-        None,
-    )
-    if fix_run is None or not fix_run.final:
-        return case_attempt
-    locked = lock(session, case_attempt.id)
-    if locked.stage != CaseStage.fixing:
-        session.rollback()
-        return locked
-    case = case_of(locked)
-    healed = fix_run.status == "succeeded" and case.case_set.healed(
-        fix_run.signature or {}, fix_run.error
-    )
-    diagnosis = stored_diagnosis(locked)
-    assert diagnosis is not None and locked.named_cause is not None
-    score = score_case(
-        case,
-        diagnosis,
-        experiments_run(session, case_attempt.id),
-        locked.named_cause,
-        healed,
-        locked.budget,
-    )
-    locked.score = score.as_dict()
-    locked.revealed_at = utcnow()
-    locked.stage = CaseStage.revealed
-    session.add(locked)
-    session.commit()
-    session.refresh(locked)
-    return locked
 
 
 def case_attempts_of(session: Session, learner_id: int) -> list[CaseAttempt]:

@@ -6,7 +6,7 @@ import secrets
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from app.limits import MAX_COHORT_NAME
+from app.limits import MAX_CASE_BUDGET, MAX_COHORT_NAME, MIN_CASE_BUDGET
 from app.models import Cohort, CohortMembership, Role, User
 
 # No 0/O or 1/I/L: codes are read out loud and typed by hand.
@@ -70,3 +70,16 @@ def join_cohort(session: Session, *, learner: User, code: str) -> Cohort | None:
         except IntegrityError:  # uq_cohort_learner: a simultaneous join got there first
             session.rollback()
     return cohort
+
+
+def set_case_budget(session: Session, *, cohort: Cohort, raw: str) -> None:
+    """How many experiments the cohort's learners may run per case (their next case attempts)."""
+    text = raw.strip()
+    budget = int(text) if text.isascii() and text.isdigit() else 0
+    if not MIN_CASE_BUDGET <= budget <= MAX_CASE_BUDGET:
+        raise InvalidCohort(
+            f"the budget must be a whole number from {MIN_CASE_BUDGET} to {MAX_CASE_BUDGET}"
+        )
+    cohort.case_budget = budget
+    session.add(cohort)
+    session.commit()

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import insert
 from sqlmodel import Session, col, delete, select
 
+from app.case_records import reveal_after_run
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
 from app.runner.events import Point
 from drills.core.contract import score_numeric_predictions
@@ -73,6 +74,7 @@ def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, 
     attempt.started_at = attempt.started_at or attempt.finished_at
     _store_final_series(session, attempt=attempt, metrics=record.get("metrics") or {})
     session.add(attempt)
+    reveal_after_run(session, attempt)
 
 
 def _numeric_scores(attempt: Attempt) -> dict[str, bool | None] | None:
@@ -127,6 +129,7 @@ def end_without_record(
     attempt.error = error
     attempt.finished_at = utcnow()
     session.add(attempt)
+    reveal_after_run(session, attempt)
     return True
 
 

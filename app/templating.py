@@ -11,6 +11,7 @@ from app.config import ROOT
 from app.markdown import render_markdown
 from app.models import (
     AttemptStatus,
+    CaseStage,
     Decision,
     ReplayStatus,
     ReplayVerdict,
@@ -64,6 +65,7 @@ templates.env.globals["limits"] = limits
 # Status names: `{% if submission.status == SubmissionStatus.pending %}`, never a bare string.
 templates.env.globals.update(
     AttemptStatus=AttemptStatus,
+    CaseStage=CaseStage,
     Decision=Decision,
     ReplayStatus=ReplayStatus,
     ReplayVerdict=ReplayVerdict,

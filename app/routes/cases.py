@@ -76,7 +76,6 @@ def _page(
     form: dict[str, Any] | None = None,
     status_code: int = 200,
 ) -> HTMLResponse:
-    case_attempt = cases.reveal_if_done(session, case_attempt)
     assert case_attempt.id is not None
     context = case_views.case_page_context(session, case_attempt)
     # An instructor reads a learner's case; only its learner sees the forms.
@@ -256,7 +255,6 @@ async def case_run_events(
 @router.get("/api/cases/attempts/{case_attempt_id}")
 def case_attempt_json(case_attempt: CaseAttemptDep, session: SessionDep) -> JSONResponse:
     """A case attempt as JSON: before the reveal, what its page shows and nothing more."""
-    case_attempt = cases.reveal_if_done(session, case_attempt)
     context = case_views.case_page_context(session, case_attempt)
     revealed = case_attempt.stage == CaseStage.revealed
     body: dict[str, Any] = {

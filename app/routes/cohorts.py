@@ -1,13 +1,16 @@
 """Instructors run cohorts; learners join them with a code."""
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlmodel import Session
 
 from app import cohorts
 from app.case_results import cohort_case_results
 from app.deps import CohortDep, CurrentUser, InstructorDep, SessionDep
 from app.forms import FormDep
-from app.limits import MAX_CASE_BUDGET, MIN_CASE_BUDGET
+from app.models import Cohort
 from app.progress import cohort_csv, cohort_learners, progress_grid
 from app.templating import templates
 from drills.core.catalogue import describe
@@ -38,16 +41,21 @@ def create_cohort(
 def cohort_page(
     request: Request, cohort: CohortDep, session: SessionDep, user: CurrentUser
 ) -> HTMLResponse:
+    return templates.TemplateResponse(request, "pages/cohort.html", cohort_context(session, cohort))
+
+
+def cohort_context(
+    session: Session, cohort: Cohort, budget_error: str | None = None
+) -> dict[str, Any]:
     learners = cohort_learners(session, cohort=cohort)
-    context = {
+    return {
         "cohort": cohort,
         "learners": learners,
         "grid": progress_grid(session, learner_ids=[u.id for u in learners if u.id is not None]),
         "drills": [describe(d) for d in all_drills()],
         "case_results": cohort_case_results(session, learners),
-        "budget_error": None,
+        "budget_error": budget_error,
     }
-    return templates.TemplateResponse(request, "pages/cohort.html", context)
 
 
 @router.post("/cohorts/{cohort_id}/case-budget", response_model=None)
@@ -55,24 +63,11 @@ def set_case_budget(
     request: Request, cohort: CohortDep, fields: FormDep, session: SessionDep, user: CurrentUser
 ) -> Response:
     """How many experiments the cohort's learners may run per case (new case attempts)."""
-    raw = fields.get("case_budget", "").strip()
-    budget = int(raw) if raw.isascii() and raw.isdigit() else 0
-    if not MIN_CASE_BUDGET <= budget <= MAX_CASE_BUDGET:
-        learners = cohort_learners(session, cohort=cohort)
-        context = {
-            "cohort": cohort,
-            "learners": learners,
-            "grid": progress_grid(session, learner_ids=[u.id for u in learners if u.id]),
-            "drills": [describe(d) for d in all_drills()],
-            "case_results": cohort_case_results(session, learners),
-            "budget_error": (
-                f"the budget must be a whole number from {MIN_CASE_BUDGET} to {MAX_CASE_BUDGET}"
-            ),
-        }
+    try:
+        cohorts.set_case_budget(session, cohort=cohort, raw=fields.get("case_budget", ""))
+    except cohorts.InvalidCohort as error:
+        context = cohort_context(session, cohort, budget_error=str(error))
         return templates.TemplateResponse(request, "pages/cohort.html", context, status_code=422)
-    cohort.case_budget = budget
-    session.add(cohort)
-    session.commit()
     return RedirectResponse(f"/cohorts/{cohort.id}#cases", status_code=303)
 
 

@@ -101,29 +101,36 @@ def add_attempt(
     return _save(engine, attempt)
 
 
-def add_case_attempt(engine: Engine, learner_id: int) -> tuple[int, int]:
-    """A revealed case attempt ("frozen-features") with its finished symptom run: (case attempt
-    id, case run id)."""
+def add_case_attempt(
+    engine: Engine, learner_id: int, *, stage: CaseStage = CaseStage.revealed, number: int = 1
+) -> tuple[int, int]:
+    """A case attempt ("frozen-features"; by default revealed, with a diagnosis, verdict and
+    score) with its finished symptom run: (case attempt id, case run id)."""
+    revealed = stage == CaseStage.revealed
     case_attempt_id = _save(
         engine,
         CaseAttempt(
             learner_id=learner_id,
             case_key="frozen-features",
-            number=1,
+            number=number,
             seed=7,
             knobs={"exclude": "backbone"},
-            stage=CaseStage.revealed,
-            diagnosis={
+            stage=stage,
+            diagnosis=None
+            if stage == CaseStage.diagnosing
+            else {
                 "leading": "backbone-not-optimized",
                 "alternatives": [],
                 "first_test": "update-sizes",
                 "intervention": "optimize every parameter",
                 "confirmation": "the backbone moves",
             },
-            named_cause="backbone-not-optimized",
-            fix_key="optimize-all-parameters",
-            score={"cause_named": True, "fix_verified": True, "points": 4, "experiments": []},
-            revealed_at=utcnow(),
+            named_cause="backbone-not-optimized" if revealed else None,
+            fix_key="optimize-all-parameters" if revealed else None,
+            score={"cause_named": True, "fix_verified": True, "points": 4, "experiments": []}
+            if revealed
+            else None,
+            revealed_at=utcnow() if revealed else None,
         ),
     )
     finished = utcnow()

@@ -12,11 +12,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, AttemptStatus, Replay, Role
+from app.models import Attempt, AttemptStatus, CaseStage, Replay, Role
 from tests.app.factories import (
     DRILL,
     RUBRIC_KEYS,
     add_attempt,
+    add_case_attempt,
     add_cohort,
     add_explanation,
     add_review,
@@ -90,6 +91,12 @@ def world(anonymous: TestClient) -> Iterator[World]:
     # housekeeping leaves them alone.
     scheduler = app.state.runner.scheduler_id
     queued = [add_unfinished_attempt(engine, a, scheduler_id=scheduler) for _ in range(2)]
+    # Learner A's case attempts, one per case route: revealed (reviewed by I1), still
+    # diagnosing, and two under investigation (one runs an experiment, one takes the verdict).
+    revealed_case, revealed_run = add_case_attempt(engine, a)
+    diagnosing_case, _ = add_case_attempt(engine, a, stage=CaseStage.diagnosing, number=2)
+    experimenting_case, _ = add_case_attempt(engine, a, stage=CaseStage.investigating, number=3)
+    judged_case, _ = add_case_attempt(engine, a, stage=CaseStage.investigating, number=4)
     clients = {
         "learner_a": signed_in(app, "learner-a"),
         "learner_b": signed_in(app, "learner-b"),
@@ -108,6 +115,11 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "pending_b": pending_b,
         "queued_a": queued[0],
         "queued_a_api": queued[1],
+        "revealed_case": revealed_case,
+        "revealed_run": revealed_run,
+        "diagnosing_case": diagnosing_case,
+        "experimenting_case": experimenting_case,
+        "judged_case": judged_case,
     }
     world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
     yield world
@@ -183,6 +195,12 @@ CASE_ROUTES = {
     ("POST", "/admin/users/{user_id}/role"),
     ("POST", "/api/attempts"),
     ("POST", "/portfolio/verify"),
+    ("POST", "/cases/{case_key}/attempts"),
+    ("POST", "/cases/attempts/{case_attempt_id}/diagnosis"),
+    ("POST", "/cases/attempts/{case_attempt_id}/experiments"),
+    ("POST", "/cases/attempts/{case_attempt_id}/verdict"),
+    ("POST", "/cases/attempts/{case_attempt_id}/review"),
+    ("POST", "/cohorts/{cohort_id}/case-budget"),
 }
 
 
@@ -265,6 +283,42 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             form={},
             files={"file": ("export.json", export, "application/json")},
             changes_state=False,
+        ),
+    }
+    case_review = {"decision": "accepted", "comment": "Good test choice."}
+    case_review |= {f"score.{key}": "2" for key in ("alternatives", "test_choice", "verification")}
+    built |= {
+        ("POST", "/cases/{case_key}/attempts"): Case(
+            c["learner_a"], "/cases/swapped-head/attempts", 303, form={}
+        ),
+        ("POST", "/cases/attempts/{case_attempt_id}/diagnosis"): Case(
+            c["learner_a"],
+            f"/cases/attempts/{ids['diagnosing_case']}/diagnosis",
+            303,
+            form={
+                "leading": "cause-3",
+                "first_test": "update-sizes",
+                "intervention": "optimize every parameter",
+                "confirmation": "the backbone moves",
+            },
+        ),
+        ("POST", "/cases/attempts/{case_attempt_id}/experiments"): Case(
+            c["learner_a"],
+            f"/cases/attempts/{ids['experimenting_case']}/experiments",
+            303,
+            form={"experiment": "update-sizes"},
+        ),
+        ("POST", "/cases/attempts/{case_attempt_id}/verdict"): Case(
+            c["learner_a"],
+            f"/cases/attempts/{ids['judged_case']}/verdict",
+            303,
+            form={"cause": "cause-3", "fix": "optimize-all-parameters"},
+        ),
+        ("POST", "/cases/attempts/{case_attempt_id}/review"): Case(
+            c["instructor"], f"/cases/attempts/{ids['revealed_case']}/review", 303, form=case_review
+        ),
+        ("POST", "/cohorts/{cohort_id}/case-budget"): Case(
+            c["instructor"], f"/cohorts/{ids['c1']}/case-budget", 303, form={"case_budget": "5"}
         ),
     }
     assert set(built) == CASE_ROUTES
@@ -372,6 +426,9 @@ def test_no_get_changes_state(world: World) -> None:
         "submission_id": ids["pending_b"],
         "cohort_id": ids["c1"],
         "user_id": ids["learner_a"],
+        "case_key": "frozen-features",
+        "case_attempt_id": ids["revealed_case"],
+        "case_run_id": ids["revealed_run"],  # final: its event stream ends by itself
     }
     get_routes = sorted(p for m, p in http_routes(world.app) if m == "GET")
     urls = [fill(path, **values) for path in get_routes]

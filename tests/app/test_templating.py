@@ -7,6 +7,7 @@ from app import limits
 from app.config import ROOT
 from app.models import (
     AttemptStatus,
+    CaseStage,
     Decision,
     ReplayStatus,
     ReplayVerdict,
@@ -59,7 +60,15 @@ def test_a_form_shows_the_same_cap_the_service_checks() -> None:
 
 STATUS_WORDS = {
     status.value
-    for vocabulary in (AttemptStatus, Decision, ReplayStatus, ReplayVerdict, Role, SubmissionStatus)
+    for vocabulary in (
+        AttemptStatus,
+        CaseStage,
+        Decision,
+        ReplayStatus,
+        ReplayVerdict,
+        Role,
+        SubmissionStatus,
+    )
     for status in vocabulary
 }
 
