@@ -98,7 +98,7 @@ CASE_SET = CaseSet(
             "optimizer",
             "The learning rate is too large for this model: the steps overshoot and the loss "
             "jumps wherever the weights happen to be.",
-            {"bad_batch": "off", "lr": 3.0},
+            {"bad_batch": "off", "lr": 5.0},
             "unstable",
         ),
     ),
@@ -179,7 +179,7 @@ CASE_SET = CaseSet(
         ShownChart("Gradient norm", "L2 norm", {"grad_norm": "gradient norm"}, log_y=True),
     ),
     base={"clip": 0.0},
-    nuisance={"lr": (0.5, 0.55, 0.6)},
+    nuisance={"lr": (0.4, 0.45, 0.5)},
     symptom_observations=("initial_loss", "final_loss", "max_loss"),
 )
 
