@@ -1,0 +1,184 @@
+"""Cases on the init-check drill: a ReLU classifier that starts badly. Before any update the
+loss should sit at ln(C) and every layer should pass a signal forward and a gradient back; the
+step-0 loss, the per-layer gradients and the share of silent units each point at a different
+way the weights can start wrong. Lowering the learning rate or training longer changes nothing
+at step 0, which makes them tempting and useless as fixes; a 500-step run still earns its place
+as an experiment: it shows whether the network gets going by itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+
+FAR_ABOVE = 2.0  # a step-0 loss twice ln(C) or more: confidently wrong before any update
+VANISHED = 1e-6  # a first-layer gradient this small: no signal reaches it
+SILENT = 0.99  # a hidden layer with this share of units that never fire passes nothing on
+LEARNED = 0.5  # a final loss under half of ln(C): the model learned something
+
+
+def step_zero_loss(signature: Mapping[str, Any], error: str | None) -> str:
+    ratio = signature.get("initial_loss_ratio")
+    if ratio is None:
+        return "not-finite"
+    return "far-above-chance" if ratio >= FAR_ABOVE else "at-chance"
+
+
+def layer_gradients(signature: Mapping[str, Any], error: str | None) -> str:
+    if signature.get("layers_without_gradient"):
+        return "some-layers-exactly-zero"
+    first = signature.get("initial_first_grad")
+    if first is not None and first < VANISHED:
+        return "first-layer-vanishing"
+    return "every-layer-gets-gradient"
+
+
+def silent_units(signature: Mapping[str, Any], error: str | None) -> str:
+    dead = signature.get("initial_dead_share")
+    return "a-layer-never-fires" if dead is not None and dead >= SILENT else "units-fire"
+
+
+def loss_after_training(signature: Mapping[str, Any], error: str | None) -> str:
+    final, chance = signature.get("final_loss"), signature.get("chance_loss")
+    if final is None or chance is None:
+        return "not-finite"
+    return "loss-falls" if final < LEARNED * chance else "loss-stays-near-chance"
+
+
+CASE_SET = CaseSet(
+    drill="init-check",
+    causes=(
+        Cause(
+            "sound-start",
+            "healthy",
+            "Nothing is wrong: the weights start at a sensible scale and every layer learns.",
+            {"init": "default"},
+            "healthy",
+        ),
+        Cause(
+            "weights-too-big",
+            "forward",
+            "The weights start far too large: the logits are huge and the softmax is "
+            "confidently wrong before the first update.",
+            {"init": "too-large"},
+            "too-large",
+        ),
+        Cause(
+            "weights-too-small",
+            "gradients",
+            "The weights start far too small: the signal shrinks layer after layer, and the "
+            "gradient that reaches the first layers is practically zero.",
+            {"init": "too-small"},
+            "vanishing",
+        ),
+        Cause(
+            "silent-layer",
+            "gradients",
+            "A hidden layer's bias starts so negative that none of its ReLUs ever fires: it "
+            "outputs zeros and passes back a gradient of exactly zero.",
+            {"init": "dead-relu"},
+            "dead-units",
+        ),
+    ),
+    experiments=(
+        Experiment(
+            "loss-at-step-zero",
+            "Compare the first loss with ln(C)",
+            "Before any update, compute the loss and divide it by ln(10), the loss of a model "
+            "that spreads its probability evenly.",
+            shows=("numbers",),
+            observations=("initial_loss", "initial_loss_ratio", "initial_logit_size"),
+            reading=step_zero_loss,
+        ),
+        Experiment(
+            "gradient-per-layer",
+            "Gradient norm of every layer at step 0",
+            "Run one backward pass before any update and print each layer's gradient norm, "
+            "from the output layer back to the first.",
+            shows=("numbers",),
+            observations=("initial_first_grad", "initial_last_grad", "layers_without_gradient"),
+            reading=layer_gradients,
+        ),
+        Experiment(
+            "units-that-fire",
+            "Count the units that never fire",
+            "For each hidden layer, count the ReLU units whose output is zero on every example "
+            "at step 0.",
+            shows=("numbers",),
+            observations=("initial_dead_share", "deadest_layer"),
+            reading=silent_units,
+        ),
+        Experiment(
+            "train-500-steps",
+            "Train for 500 steps",
+            "Run the same setup for 500 full-batch steps: does the loss come down given time?",
+            change=Change(set={"steps": 500}),
+            shows=("numbers",),
+            observations=("final_loss",),
+            reading=loss_after_training,
+        ),
+    ),
+    fixes=(
+        Fix("change-nothing", "Change nothing: the network starts well.", Change()),
+        Fix(
+            "shrink-the-weights",
+            "Scale the initial weights down to PyTorch's default (Kaiming-uniform) size.",
+            Change(replace={"init": {"too-large": "default"}}),
+        ),
+        Fix(
+            "grow-the-weights",
+            "Scale the initial weights up to PyTorch's default (Kaiming-uniform) size.",
+            Change(replace={"init": {"too-small": "default"}}),
+        ),
+        Fix(
+            "reset-the-bias",
+            "Reset the hidden layers' biases to their default initialisation.",
+            Change(replace={"init": {"dead-relu": "default"}}),
+        ),
+        Fix(
+            "lower-learning-rate",
+            "Divide the learning rate by 10.",
+            Change(scale={"lr": 0.1}),
+        ),
+        Fix(
+            "train-longer",
+            "Train for 500 steps: the network needs time to get going.",
+            Change(set={"steps": 500}),
+        ),
+    ),
+    charts=(ShownChart("Training loss", "cross-entropy (nats)", {"loss": "training loss"}),),
+    nuisance={"lr": (0.05, 0.1), "steps": (100, 200)},
+    symptom_observations=("initial_loss", "final_loss"),
+)
+
+CASES = (
+    Case(
+        "first-loss-in-the-hundreds",
+        "A first loss in the hundreds",
+        "You set up a ten-class ReLU classifier with your own weight initialisation. The very "
+        "first loss, before any update, reads in the hundreds, and training crawls from there.",
+        CASE_SET,
+        cause="weights-too-big",
+        fix="shrink-the-weights",
+    ),
+    Case(
+        "flat-at-two-point-three",
+        "Flat at 2.30 from the first step",
+        "A ten-class ReLU classifier starts at a loss of 2.30, just as it should, and then "
+        "barely moves for the whole run. You changed how its weights are set up last week "
+        "to make the first loss look right.",
+        CASE_SET,
+        cause="weights-too-small",
+        fix="grow-the-weights",
+    ),
+    Case(
+        "early-layers-never-move",
+        "The early layers never move",
+        "A ten-class ReLU classifier starts at the right loss, yet the loss hardly falls. A "
+        "diff of the checkpoints shows the first layers are exactly as they were initialised.",
+        CASE_SET,
+        cause="silent-layer",
+        fix="reset-the-bias",
+    ),
+)

@@ -1,0 +1,216 @@
+"""Cases on the loss-spikes drill: a small classifier trained epoch after epoch over the same
+batches in the same order, whose loss jumps now and then. A jump that returns at the same place
+every epoch and comes back when that step is replayed from a checkpoint belongs to one batch; a
+run whose steps are too large jumps anywhere; clipping blunts a bad batch's steps without
+removing it; and ordinary wobble is not a spike at all."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+
+RECUR_EPOCHS = 3  # a place that spiked in this many epochs recurs
+MANY = 3  # this many spikes that do not line up are not noise
+REPLAY_RATIO = 3.0  # the suspect batch's replayed loss at least 3x a normal batch's ...
+REPLAY_RISE = 0.5  # ... and half a nat above it
+CUT_SHARE = 0.7  # spike steps cut to 70% or less of the update their gradient asked for
+
+
+def recurs(signature: Mapping[str, Any]) -> bool:
+    count = signature.get("spike_count") or 0
+    repeats = signature.get("spike_repeats") or 0
+    return repeats >= RECUR_EPOCHS and repeats >= 0.5 * count
+
+
+def where_spikes_land(signature: Mapping[str, Any], error: str | None) -> str:
+    """Where in the epoch the spikes land, from the list of spike steps."""
+    if signature.get("nonfinite_step") is not None:
+        return "blew-up"
+    if recurs(signature):
+        return "same-place-every-epoch"
+    if (signature.get("spike_count") or 0) >= MANY:
+        return "scattered"
+    return "hardly-any"
+
+
+def replay_suspect_step(signature: Mapping[str, Any], error: str | None) -> str:
+    """From the same checkpoint: does the batch that spiked spike again where a normal one does
+    not?"""
+    suspect = signature.get("replay_suspect_loss")
+    normal = signature.get("replay_normal_loss")
+    if suspect is None or normal is None:
+        return "nothing-to-replay"
+    if suspect >= REPLAY_RATIO * normal and suspect - normal >= REPLAY_RISE:
+        return "suspect-batch-jumps-again"
+    return "both-batches-alike"
+
+
+def after_lowering_the_rate(signature: Mapping[str, Any], error: str | None) -> str:
+    """The curve after a 10x smaller learning rate."""
+    if signature.get("nonfinite_step") is not None or (
+        not recurs(signature) and (signature.get("spike_count") or 0) >= MANY
+    ):
+        return "still-jumps-anywhere"
+    count = signature.get("spike_count") or 0
+    repeats = signature.get("spike_repeats") or 0
+    if repeats >= 2 and repeats >= 0.5 * count:
+        return "jumps-stay-in-place"  # fewer, smaller steps: fewer epochs show it, same place
+    return "calm"
+
+
+def spike_step_size(signature: Mapping[str, Any], error: str | None) -> str:
+    """What the spike steps did against what their gradient asked for."""
+    share = signature.get("spike_update_share")
+    if share is not None and share <= CUT_SHARE:
+        return "spike-steps-cut-short"
+    return "spike-steps-full-size"
+
+
+CASE_SET = CaseSet(
+    drill="loss-spikes",
+    causes=(
+        Cause(
+            "ordinary-wobble",
+            "healthy",
+            "Nothing is wrong: the loss falls with the ordinary batch-to-batch wobble.",
+            {"bad_batch": "off"},
+            "clean",
+        ),
+        Cause(
+            "corrupt-batch",
+            "data",
+            "One batch carries wrong labels: every epoch its step pushes the model the wrong way.",
+            {"bad_batch": "on"},
+            "bad-batch",
+        ),
+        Cause(
+            "corrupt-batch-clipped",
+            "data",
+            "One batch carries wrong labels; gradient clipping shortens its steps but does not "
+            "remove it.",
+            {"bad_batch": "on", "clip": 1.0},
+            "bad-batch-contained",
+        ),
+        Cause(
+            "steps-too-large",
+            "optimizer",
+            "The learning rate is too large for this model: the steps overshoot and the loss "
+            "jumps wherever the weights happen to be.",
+            {"bad_batch": "off", "lr": 5.0},
+            "unstable",
+        ),
+    ),
+    experiments=(
+        Experiment(
+            "where-spikes-land",
+            "List the steps that spiked",
+            "Mark every step whose loss is over 3x the median of the 5 before it, and see at "
+            "which place in the epoch each one falls.",
+            shows=("numbers",),
+            observations=("spike_count", "spike_steps", "spike_position", "spike_repeats"),
+            reading=where_spikes_land,
+        ),
+        Experiment(
+            "replay-from-checkpoint",
+            "Replay the worst spike from a checkpoint",
+            "Reload the model and optimizer from just before the worst spike and take that step "
+            "twice: once with the batch that spiked, once with a normal batch.",
+            shows=("numbers", "tables"),
+            observations=("replay_suspect_loss", "replay_normal_loss"),
+            reading=replay_suspect_step,
+        ),
+        Experiment(
+            "lower-rate-10x",
+            "Rerun with a 10x smaller learning rate",
+            "Train again from scratch with the learning rate divided by 10: do the jumps go, "
+            "or stay where they were?",
+            change=Change(scale={"lr": 0.1}),
+            shows=("numbers",),
+            observations=("spike_count", "spike_repeats", "final_clean_loss"),
+            reading=after_lowering_the_rate,
+        ),
+        Experiment(
+            "spike-step-size",
+            "Compare each spike's step with its gradient",
+            "At every spike, divide the size of the step taken by the learning rate times the "
+            "raw gradient norm: is anything cutting the steps short?",
+            shows=("numbers",),
+            observations=("spike_grad_norm", "spike_update_share", "normal_update_share"),
+            reading=spike_step_size,
+        ),
+        Experiment(
+            "clip-at-one",
+            "Rerun with gradients clipped at norm 1",
+            "Train again with every gradient scaled down to a norm of at most 1.",
+            change=Change(set={"clip": 1.0}),
+            shows=("numbers",),
+            observations=("spike_count", "spike_repeats", "spike_update_share", "max_loss"),
+        ),
+    ),
+    fixes=(
+        Fix("change-nothing", "Change nothing: the wobble is ordinary.", Change()),
+        Fix(
+            "repair-the-batch",
+            "Find the batch that spikes every epoch and repair (or drop) its labels.",
+            Change(replace={"bad_batch": {"on": "off"}}),
+        ),
+        Fix(
+            "lower-learning-rate",
+            "Divide the learning rate by 10.",
+            Change(scale={"lr": 0.1}),
+        ),
+        Fix(
+            "clip-gradients",
+            "Clip the gradient norm at 1.",
+            Change(set={"clip": 1.0}),
+        ),
+        Fix(
+            "more-epochs",
+            "Train for more epochs: the spikes will average out.",
+            Change(),  # the drill's epoch count is fixed: a plausible change that alters nothing
+        ),
+    ),
+    charts=(
+        ShownChart(
+            "Training loss per batch", "cross-entropy", {"loss": "training loss"}, log_y=True
+        ),
+        ShownChart("Gradient norm", "L2 norm", {"grad_norm": "gradient norm"}, log_y=True),
+    ),
+    base={"clip": 0.0},
+    nuisance={"lr": (0.4, 0.45, 0.5)},
+    symptom_observations=("initial_loss", "final_loss", "max_loss"),
+)
+
+CASES = (
+    Case(
+        "spikes-on-a-schedule",
+        "Spikes that keep their appointment",
+        "A small classifier trains for eight epochs over the same ten batches, always in the "
+        "same order. The loss falls nicely between jumps, but it jumps again and again, and "
+        "the final loss is higher than it should be.",
+        CASE_SET,
+        cause="corrupt-batch",
+        fix="repair-the-batch",
+    ),
+    Case(
+        "jumps-after-a-tweak",
+        "Jumps after a speed-up",
+        "To train faster you raised a setting in a small classifier's config. Since then the "
+        "loss leaps up at odd moments, and some runs end in overflowing numbers.",
+        CASE_SET,
+        cause="steps-too-large",
+        fix="lower-learning-rate",
+    ),
+    Case(
+        "is-this-wobble-a-problem",
+        "Is this wobble a problem?",
+        "A colleague shows you the per-batch loss of a small classifier: it falls fast and "
+        "then flickers a little from batch to batch. They ask whether something in the data or "
+        "the optimizer needs fixing before they move on.",
+        CASE_SET,
+        cause="ordinary-wobble",
+        fix="change-nothing",
+    ),
+)
