@@ -163,8 +163,8 @@ CASES = (
         "accuracy-stuck-at-95",
         "Accuracy stuck at 95%",
         "You train a small screening classifier where positives are about one case in twenty. "
-        "The cross-entropy falls nicely over 200 steps, but accuracy reads 95.0% at every "
-        "evaluation, from the first to the last.",
+        "The cross-entropy falls nicely over 200 steps, but after the first few steps "
+        "accuracy reads 95.0% at every evaluation and never moves again.",
         CASE_SET,
         cause="rare-class-swamped",
         fix="balance-the-classes",
