@@ -1,0 +1,192 @@
+"""Cases on the loss-vs-metric drill: the loss improves (or does not) while the reported number
+stays put. A rare class the model never names, a sequence score that needs every letter right
+against references with two answers per letter, and weights that never move are told apart by
+the answers the model gives, its per-letter score and its parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+
+# A class named in under 2% of the answers is (nearly) never named.
+RARELY_NAMED = 0.02
+# Letters: over half right is learning (chance is 1 in 16); whole sequences right 5% or more is
+# a score that moves.
+LETTERS_LEARNED = 0.5
+SEQUENCES_SCORED = 0.05
+
+
+def answer_mix(signature: Mapping[str, Any], error: str | None) -> str:
+    """How often the classifier names each class (sequence tasks have no classes to count)."""
+    share = signature.get("predicted_minority_share")
+    if share is None:
+        return "no-classes"
+    return "one-class-only" if min(share, 1 - share) < RARELY_NAMED else "both-classes"
+
+
+def letters_and_sequences(signature: Mapping[str, Any], error: str | None) -> str:
+    letters, sequences = signature.get("token_accuracy"), signature.get("exact_match")
+    if letters is None or sequences is None:
+        return "no-letters"
+    if sequences >= SEQUENCES_SCORED:
+        return "sequences-right"
+    if letters >= LETTERS_LEARNED:
+        return "letters-right-sequences-wrong"
+    return "letters-at-chance"
+
+
+def weights_moved(signature: Mapping[str, Any], error: str | None) -> str:
+    return "weights-moved" if (signature.get("weight_change") or 0.0) > 0.0 else "weights-unchanged"
+
+
+CASE_SET = CaseSet(
+    drill="loss-vs-metric",
+    causes=(
+        Cause(
+            "nothing-wrong",
+            "healthy",
+            "Nothing is wrong: the loss and the score move together.",
+            {"task": "imbalanced", "minority_fraction": 0.5},
+            "aligned",
+        ),
+        Cause(
+            "rare-class-swamped",
+            "evaluation",
+            "One class is rare and overlaps the common one, so even a good model almost always "
+            "answers the common class: accuracy cannot move while the loss sharpens the "
+            "probabilities.",
+            {"task": "imbalanced", "minority_fraction": 0.05},
+            "majority-vote",
+        ),
+        Cause(
+            "all-or-nothing-score",
+            "evaluation",
+            "Each letter has a second accepted answer, but a sequence only scores when it "
+            "matches the one reference letter for letter: even a perfect model almost never "
+            "does.",
+            {"task": "exact-match"},
+            "every-token",
+        ),
+        Cause(
+            "zero-step-size",
+            "optimizer",
+            "The learning rate is zero: every step leaves the weights exactly where they were.",
+            {"task": "exact-match-clean", "lr": 0.0},
+            "not-learning",
+        ),
+    ),
+    experiments=(
+        Experiment(
+            "answer-mix",
+            "Count the answers the classifier gives",
+            "On the evaluation set, count how often the model names each class and how many "
+            "examples of each class it finds.",
+            shows=("numbers",),
+            observations=("predicted_minority_share", "minority_recall"),
+            reading=answer_mix,
+        ),
+        Experiment(
+            "per-letter-score",
+            "Score letters one by one",
+            "Next to whole-sequence exact match, score the share of letters that are right.",
+            shows=("numbers",),
+            observations=("token_accuracy", "exact_match"),
+            reading=letters_and_sequences,
+        ),
+        Experiment(
+            "parameter-health",
+            "Per-parameter health table",
+            "For every parameter tensor: its gradient, and how far the optimizer moved it.",
+            shows=("parameters", "numbers"),
+            observations=("weight_change",),
+            reading=weights_moved,
+        ),
+        Experiment(
+            "balanced-rerun",
+            "Retrain on balanced classes",
+            "Train and evaluate again with both classes equally common (the sequence tasks "
+            "have no classes: they run unchanged).",
+            change=Change(set={"minority_fraction": 0.5}),
+            shows=("numbers",),
+            observations=("eval_loss", "accuracy", "exact_match"),
+        ),
+    ),
+    fixes=(
+        Fix("change-nothing", "Change nothing: the training is sound.", Change()),
+        Fix(
+            "balance-the-classes",
+            "Rebalance the data so that both classes are equally common.",
+            Change(replace={"minority_fraction": {0.05: 0.5}}),
+        ),
+        Fix(
+            "one-answer-per-letter",
+            "Clean the references so that each letter has a single accepted answer.",
+            Change(replace={"task": {"exact-match": "exact-match-clean"}}),
+        ),
+        Fix(
+            "nonzero-learning-rate",
+            "Set the learning rate to 0.01.",
+            Change(replace={"lr": {0.0: 0.01}}),
+        ),
+        Fix(
+            "raise-learning-rate",
+            "Raise the learning rate tenfold so training gets further.",
+            Change(scale={"lr": 10.0}),
+        ),
+        Fix(
+            "train-longer",
+            "Train for twice as many steps.",
+            Change(),  # the runs have a fixed length: a plausible change that alters nothing
+        ),
+    ),
+    charts=(
+        ShownChart(
+            "Loss",
+            "cross-entropy (nats)",
+            {"loss": "training batches", "eval_loss": "evaluation set"},
+        ),
+        ShownChart(
+            "Reported score on the evaluation set",
+            "share",
+            {"metric:accuracy": "accuracy", "metric:exact match": "exact match"},
+        ),
+    ),
+    base={"task": "imbalanced", "minority_fraction": 0.5},
+    nuisance={"lr": (0.005, 0.01, 0.02)},
+    symptom_observations=("final_loss", "eval_loss", "accuracy", "exact_match"),
+)
+
+CASES = (
+    Case(
+        "accuracy-stuck-at-95",
+        "Accuracy stuck at 95%",
+        "You train a small screening classifier where positives are about one case in twenty. "
+        "The cross-entropy falls nicely over 200 steps, but after the first few steps "
+        "accuracy reads 95.0% at every evaluation and never moves again.",
+        CASE_SET,
+        cause="rare-class-swamped",
+        fix="balance-the-classes",
+    ),
+    Case(
+        "falling-loss-zero-score",
+        "A falling loss and a score of zero",
+        "You train a small model to rewrite 12-letter codes, one output letter per input "
+        "letter. The loss drops from 2.8 to about 1.1 in 200 steps, yet the share of "
+        "rewrites that come out fully right stays at a fraction of a percent.",
+        CASE_SET,
+        cause="all-or-nothing-score",
+        fix="one-answer-per-letter",
+    ),
+    Case(
+        "a-perfectly-flat-run",
+        "A perfectly flat run",
+        "A teammate's run of a small 12-letter rewriting model: the loss sits at 2.77 from "
+        "the first step to the last and not a single rewrite comes out right. They think the "
+        "scoring code is broken and ask you to look.",
+        CASE_SET,
+        cause="zero-step-size",
+        fix="nonzero-learning-rate",
+    ),
+)

@@ -1,0 +1,174 @@
+"""Cases on the lr-sweep drill: a sweep of learning rates that should bracket a good one, read
+from its curves. Rates that are all too small, all too large, or too far apart to land between
+the two edges each leave a sweep that picks no usable rate; which edge each rate sits on tells
+them apart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.catalog.lr_sweep.verdicts import FALLS, UNSTABLE, verdicts
+
+BRACKETING = (1e-6, 1e-4, 1e-2, 1.0)
+TOO_SMALL = (1e-7, 1e-6, 1e-5)
+TOO_LARGE = (3.0, 10.0)
+TOO_SPARSE = (1e-5, 3.0)
+
+
+def largest_rate(signature: Mapping[str, Any], error: str | None) -> str:
+    """What the largest rate of the sweep did: misbehave (the sweep reaches the edge) or not."""
+    found = verdicts(signature)
+    if not found:
+        return "no-rates"
+    return "largest-misbehaves" if found[-1] in UNSTABLE else "largest-stays-stable"
+
+
+def smallest_rate(signature: Mapping[str, Any], error: str | None) -> str:
+    found = verdicts(signature)
+    if not found:
+        return "no-rates"
+    return "smallest-misbehaves" if found[0] in UNSTABLE else "smallest-stays-stable"
+
+
+def any_rate_trains(signature: Mapping[str, Any], error: str | None) -> str:
+    return "some-rate-trains" if FALLS in verdicts(signature) else "no-rate-trains"
+
+
+CASE_SET = CaseSet(
+    drill="lr-sweep",
+    causes=(
+        Cause(
+            "nothing-wrong",
+            "healthy",
+            "Nothing is wrong: the sweep brackets a good rate, from rates that do nothing to "
+            "one that misbehaves, with a rate in between that trains well.",
+            {"lrs": BRACKETING},
+            "bracketed",
+        ),
+        Cause(
+            "all-rates-too-small",
+            "optimizer",
+            "Every rate in the sweep is far too small: each step moves the weights too little "
+            "to change the loss within the run.",
+            {"lrs": TOO_SMALL},
+            "too-cautious",
+        ),
+        Cause(
+            "all-rates-too-large",
+            "optimizer",
+            "Every rate in the sweep is too large: each step overshoots, and the loss jumps up "
+            "or overflows.",
+            {"lrs": TOO_LARGE},
+            "too-aggressive",
+        ),
+        Cause(
+            "rates-too-far-apart",
+            "evaluation",
+            "The sweep's rates are too far apart: one sits below the useful range and the next "
+            "above it, so the sweep never tries a rate that works.",
+            {"lrs": TOO_SPARSE},
+            "gap",
+        ),
+    ),
+    experiments=(
+        Experiment(
+            "per-rate-table",
+            "One row per rate",
+            "Tabulate each rate's final loss, its relative drop, its highest loss and where "
+            "(if anywhere) it overflowed.",
+            shows=("tables",),
+        ),
+        Experiment(
+            "largest-rate",
+            "What the largest rate did",
+            "Look only at the largest rate of the sweep: did the loss jump up or overflow?",
+            shows=("numbers",),
+            observations=("unstable_count", "smallest_unstable_lr", "largest_stable_lr"),
+            reading=largest_rate,
+        ),
+        Experiment(
+            "smallest-rate",
+            "What the smallest rate did",
+            "Look only at the smallest rate of the sweep: did it stay stable?",
+            shows=("numbers",),
+            observations=("flat_count", "initial_loss"),
+            reading=smallest_rate,
+        ),
+        Experiment(
+            "any-rate-trains",
+            "Does any rate train steadily?",
+            "Count the rates that brought the loss down steadily, without a jump.",
+            shows=("numbers",),
+            observations=("falling_count", "best_lr", "best_final_loss"),
+            reading=any_rate_trains,
+        ),
+    ),
+    fixes=(
+        Fix("change-nothing", "Change nothing: pick the best rate the sweep found.", Change()),
+        Fix(
+            "shift-sweep-up",
+            "Move the sweep up: rates from 1e-6 to 1, a factor of 100 apart.",
+            Change(replace={"lrs": {TOO_SMALL: BRACKETING}}),
+        ),
+        Fix(
+            "shift-sweep-down",
+            "Move the sweep down: rates from 1e-4 to 1, a factor of 100 apart.",
+            Change(replace={"lrs": {TOO_LARGE: (1e-4, 1e-2, 1.0)}}),
+        ),
+        Fix(
+            "fill-the-gap",
+            "Fill the gap: add rates between the two, a factor of 100 apart.",
+            Change(replace={"lrs": {TOO_SPARSE: (1e-5, 1e-3, 1e-1, 3.0)}}),
+        ),
+        Fix(
+            "switch-to-adam",
+            "Switch the optimizer to Adam, whose steps do not depend on the gradient's size.",
+            Change(set={"optimizer": "adam"}),
+        ),
+        Fix(
+            "more-steps",
+            "Run every rate for three times as many steps.",
+            Change(),  # the sweep's length is fixed: a plausible change that alters nothing
+        ),
+    ),
+    charts=(
+        ShownChart("Training loss at each rate", "loss (MSE)", {"loss@*": "loss"}, log_y=True),
+    ),
+    nuisance={"optimizer": ("sgd", "adam")},
+    symptom_observations=("initial_loss", "target_variance"),
+)
+
+CASES = (
+    Case(
+        "every-curve-flat",
+        "Every curve flat",
+        "Before a longer run you swept three learning rates for a small tanh regression "
+        "network, 150 full-batch steps each from the same starting weights. All three curves "
+        "lie on top of each other, flat at the starting loss.",
+        CASE_SET,
+        cause="all-rates-too-small",
+        fix="shift-sweep-up",
+    ),
+    Case(
+        "every-curve-blows-up",
+        "Every curve blows up",
+        "You swept two learning rates for a small tanh regression network, 150 full-batch "
+        "steps each from the same starting weights. Neither curve comes down: both jump above "
+        "the starting loss within the first few steps.",
+        CASE_SET,
+        cause="all-rates-too-large",
+        fix="shift-sweep-down",
+    ),
+    Case(
+        "one-flat-one-gone",
+        "One flat, one gone",
+        "A quick two-rate sweep for a small tanh regression network, 150 full-batch steps each "
+        "from the same starting weights: one curve never leaves the starting loss and the "
+        "other shoots up within a few steps. Neither gives you a rate to use.",
+        CASE_SET,
+        cause="rates-too-far-apart",
+        fix="fill-the-gap",
+    ),
+)

@@ -1,0 +1,201 @@
+"""Cases on the overfitting-leakage drill: a wide MLP on noisy labels, judged by a validation
+curve that may warn of memorising, may have been copied into training and stopped warning, or
+may be telling the plain truth. A clean held-out set and a search for shared examples tell them
+apart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+
+# A clean held-out loss this far above the training loss is memorising, not the modest gap of a
+# model that generalises (about 0.2 nats here, against 1.5 or more for a few hundred examples).
+LARGE_GAP = 0.6
+# Validation nearer the training loss than halfway to the clean held-out loss sits with the
+# training data. With plenty of data the gaps are too small to read it on every seed (an honest
+# split can sit 0.47 of the way up, a copied one 0.43): the experiment first shrinks the fresh
+# training data so that memorising opens a wide gap (then a copied validation set sits at most
+# 0.02 of the way up, an honest one 0.87 or more). With the clean loss within this many nats of
+# the training loss (a model that did not fit: 0.04 at most) there is no gap to place it in.
+HALFWAY = 0.5
+NO_GAP = 0.15
+# The training loss above this share of the loss of guessing: the model did not fit at all.
+NEAR_CHANCE = 0.85
+
+
+def shared_examples(signature: Mapping[str, Any], error: str | None) -> str:
+    return "some-shared" if (signature.get("duplicates_found") or 0) > 0 else "none-shared"
+
+
+def clean_gap(signature: Mapping[str, Any], error: str | None) -> str:
+    """How far data nobody touched sits above the training loss."""
+    gap = signature.get("clean_gap")
+    if gap is None:
+        return "no-numbers"
+    return "far-above-training" if gap > LARGE_GAP else "close-to-training"
+
+
+def validation_between(signature: Mapping[str, Any], error: str | None) -> str:
+    """Where validation sits between the training loss and the clean held-out loss."""
+    val_gap, clean = signature.get("final_gap"), signature.get("clean_gap")
+    if val_gap is None or clean is None:
+        return "no-numbers"
+    if clean < NO_GAP:
+        return "all-level"
+    return "nearer-training" if val_gap < HALFWAY * clean else "nearer-held-out"
+
+
+def training_fit(signature: Mapping[str, Any], error: str | None) -> str:
+    train, chance = signature.get("final_train_loss"), signature.get("chance_loss")
+    if train is None or chance is None:
+        return "no-numbers"
+    return "near-guessing" if train > NEAR_CHANCE * chance else "fits-training"
+
+
+CASE_SET = CaseSet(
+    drill="overfitting-leakage",
+    causes=(
+        Cause(
+            "nothing-wrong",
+            "healthy",
+            "Nothing is wrong: with this much data the small gap between training and "
+            "validation is what an honest split looks like.",
+            {"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
+            "generalises",
+        ),
+        Cause(
+            "too-few-examples",
+            "data",
+            "There are too few training examples for a model this large: it memorises them, "
+            "noisy labels included.",
+            {"train_size": 128},
+            "overfits",
+        ),
+        Cause(
+            "validation-copied-into-training",
+            "evaluation",
+            "Validation examples also sit in the training set, so validation scores the model "
+            "on data it has learned.",
+            {"leak": 1.0},
+            "leakage",
+        ),
+        Cause(
+            "crushing-weight-decay",
+            "optimizer",
+            "The weight decay is so strong that every step pulls the weights back to zero.",
+            {"weight_decay": 50.0},
+            "underfit",
+        ),
+    ),
+    experiments=(
+        Experiment(
+            "search-shared-examples",
+            "Search validation examples in the training set",
+            "For every validation example, look for an exact copy among the training examples.",
+            shows=("numbers",),
+            observations=("duplicates_found", "val_examples"),
+            reading=shared_examples,
+        ),
+        Experiment(
+            "clean-held-out-set",
+            "Score data nothing was copied from",
+            "Score the model on a fresh held-out set collected separately, and compare it with "
+            "the training loss.",
+            shows=("numbers",),
+            observations=("final_train_loss", "final_clean_loss", "clean_gap"),
+            reading=clean_gap,
+        ),
+        Experiment(
+            "memorise-a-small-sample",
+            "Retrain on a small sample and place validation",
+            "Retrain on only 128 fresh examples (plus whatever the training set holds besides), "
+            "long enough to memorise them, then score training, validation and a fresh "
+            "held-out set: is validation nearer the training loss or the fresh data's?",
+            change=Change(replace={"train_size": {2048: 128}}),
+            shows=("numbers",),
+            observations=("final_train_loss", "final_val_loss", "final_clean_loss"),
+            reading=validation_between,
+        ),
+        Experiment(
+            "training-fit",
+            "How well it fits its own training data",
+            "Compare the final training loss with the loss of guessing uniformly.",
+            shows=("numbers",),
+            observations=("final_train_loss", "chance_loss"),
+            reading=training_fit,
+        ),
+    ),
+    fixes=(
+        Fix("change-nothing", "Change nothing: the training is sound.", Change()),
+        Fix(
+            "collect-more-data",
+            "Train on the full 2,048 examples instead of a small sample.",
+            Change(replace={"train_size": {128: 2048}}),
+        ),
+        Fix(
+            "deduplicate-split",
+            "Remove from the training set every example that also appears in validation.",
+            Change(replace={"leak": {1.0: 0.0}}),
+        ),
+        Fix(
+            "weaker-weight-decay",
+            "Bring the weight decay down to a usual value (0.01).",
+            Change(replace={"weight_decay": {50.0: 0.01}}),
+        ),
+        Fix(
+            "add-dropout",
+            "Add dropout of 0.3 after each hidden layer.",
+            Change(set={"dropout": 0.3}),
+        ),
+        Fix(
+            "halve-learning-rate",
+            "Halve the learning rate.",
+            Change(),  # the drill keeps its rate fixed: a plausible change that alters nothing
+        ),
+    ),
+    charts=(
+        ShownChart(
+            "Loss every 10 steps",
+            "cross-entropy (nats)",
+            {"train": "training", "val": "validation"},
+        ),
+    ),
+    base={"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
+    nuisance={"dropout": (0.0, 0.1)},
+    symptom_observations=("final_train_loss", "min_val_loss", "final_val_loss"),
+)
+
+CASES = (
+    Case(
+        "validation-as-good-as-training",
+        "Validation as good as training",
+        "You merged several exports into training and validation files for a 4-class "
+        "classifier and trained a wide MLP for 400 steps. Validation follows the training loss "
+        "down almost exactly, yet on data collected last week the model does clearly worse.",
+        CASE_SET,
+        cause="validation-copied-into-training",
+        fix="deduplicate-split",
+    ),
+    Case(
+        "validation-turns-back-up",
+        "Validation turns back up",
+        "A wide MLP on a 4-class problem with noisy labels, trained for 400 steps. The "
+        "training loss dives towards zero; validation falls for the first few dozen steps, "
+        "bottoms out, and then climbs for the rest of the run.",
+        CASE_SET,
+        cause="too-few-examples",
+        fix="collect-more-data",
+    ),
+    Case(
+        "a-small-steady-gap",
+        "A small, steady gap",
+        "After 400 steps of training a wide MLP on a 4-class problem, validation sits a little "
+        "above the training loss and both curves have flattened. Your lead wants to know "
+        "whether the model overfits or the split is wrong before it goes out.",
+        CASE_SET,
+        cause="nothing-wrong",
+        fix="change-nothing",
+    ),
+)

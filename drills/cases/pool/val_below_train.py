@@ -1,0 +1,193 @@
+"""Cases on the val-below-train drill: a validation curve that sits somewhere unexpected against
+the logged training curve. Dropout making the logged loss look worse is no bug at all; an
+easier validation split, a model validated with dropout still on, or a training set small
+enough to memorise are told apart by re-measuring the training set and reading the curves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+
+# Validation counts as level with the re-scored training loss within this share of it (the
+# drill's own band), and as wobbling when its spread is this many times the steady curve's.
+LEVEL_BAND = 0.15
+WOBBLE_RATIO = 3.0
+WOBBLE_FLOOR = 0.002
+# The full training set has 8,192 examples; the small one 128.
+FEW_EXAMPLES = 1000
+
+
+def validation_against_rescored(signature: Mapping[str, Any], error: str | None) -> str:
+    """Where validation sits once the training set is scored the same way (eval mode)."""
+    train_eval, val = signature.get("train_eval_loss"), signature.get("val_loss")
+    if train_eval is None or val is None:
+        return "no-numbers"
+    band = LEVEL_BAND * train_eval
+    if val - train_eval > band:
+        return "validation-above"
+    if train_eval - val > band:
+        return "validation-below"
+    return "level"
+
+
+def validation_wobble(signature: Mapping[str, Any], error: str | None) -> str:
+    """Does validation jump about from epoch to epoch while the weights have nearly stopped?"""
+    val_spread = signature.get("val_spread") or 0.0
+    steady = signature.get("train_eval_spread") or 0.0
+    if val_spread > max(WOBBLE_RATIO * steady, WOBBLE_FLOOR):
+        return "jumps"
+    return "steady"
+
+
+def training_set_size(signature: Mapping[str, Any], error: str | None) -> str:
+    examples = signature.get("train_examples") or 0
+    return "a-few-hundred-or-less" if examples < FEW_EXAMPLES else "thousands"
+
+
+CASE_SET = CaseSet(
+    drill="val-below-train",
+    causes=(
+        Cause(
+            "nothing-wrong",
+            "healthy",
+            "Nothing is wrong: the logged training loss is taken with dropout on, so it looks "
+            "worse than what the model does on the same data.",
+            {"eval_mode": "eval", "data": "fresh"},
+            "train-noise",
+        ),
+        Cause(
+            "easier-validation-split",
+            "data",
+            "The validation examples were picked differently from the training ones and are "
+            "easier to get right.",
+            {"data": "easy-val"},
+            "val-easier",
+        ),
+        Cause(
+            "validation-with-dropout-on",
+            "evaluation",
+            "The model is never switched to evaluation mode before validating, so dropout is "
+            "still on while validation is scored.",
+            {"eval_mode": "train"},
+            "val-in-train-mode",
+        ),
+        Cause(
+            "memorised-training-set",
+            "data",
+            "The training set is small enough for the model to learn its examples by heart.",
+            {"data": "small-train"},
+            "overfits",
+        ),
+    ),
+    experiments=(
+        Experiment(
+            "rescore-training-set",
+            "Re-score the training set like validation",
+            "After each epoch, score the training set again with the model in evaluation mode "
+            "and the end-of-epoch weights, and compare it with validation.",
+            shows=("numbers",),
+            observations=("online_train_loss", "train_eval_loss", "val_loss"),
+            reading=validation_against_rescored,
+        ),
+        Experiment(
+            "validation-wobble",
+            "How much validation wobbles late in training",
+            "Over the last epochs, where the schedule has nearly stopped the weights, measure "
+            "how much each curve jumps from epoch to epoch around its trend.",
+            shows=("numbers",),
+            observations=("val_spread", "train_eval_spread"),
+            reading=validation_wobble,
+        ),
+        Experiment(
+            "inspect-inputs",
+            "Look at the data",
+            "Print the shapes of the training and validation sets and a few decoded training "
+            "examples with their labels.",
+            shows=("inputs",),
+            reading=training_set_size,
+        ),
+        Experiment(
+            "dropout-off",
+            "Retrain with dropout off",
+            "Train again with the dropout probability set to 0 and read the three curves.",
+            change=Change(set={"dropout": 0.0}),
+            shows=("numbers",),
+            observations=("online_train_loss", "train_eval_loss", "val_loss"),
+        ),
+    ),
+    fixes=(
+        Fix("change-nothing", "Change nothing: the training is sound.", Change()),
+        Fix(
+            "validate-in-eval-mode",
+            "Call model.eval() before the validation pass and model.train() after it.",
+            Change(replace={"eval_mode": {"train": "eval"}}),
+        ),
+        Fix(
+            "draw-validation-like-training",
+            "Draw the validation set from the same source, the same way, as the training set.",
+            Change(replace={"data": {"easy-val": "fresh"}}),
+        ),
+        Fix(
+            "train-on-full-set",
+            "Train on the full set of 8,192 examples instead of a small subset.",
+            Change(replace={"data": {"small-train": "fresh"}}),
+        ),
+        Fix(
+            "remove-dropout",
+            "Remove dropout from the model.",
+            Change(set={"dropout": 0.0}),
+        ),
+        Fix(
+            "lower-learning-rate",
+            "Lower the learning rate tenfold.",
+            Change(),  # the loop's rate is not what separates the curves: it changes nothing
+        ),
+    ),
+    charts=(
+        ShownChart(
+            "Loss per epoch",
+            "cross-entropy (nats)",
+            {"train_online": "training (as logged)", "val": "validation"},
+        ),
+    ),
+    base={"augment_noise": 0.0, "eval_mode": "eval", "data": "fresh"},
+    nuisance={"dropout": (0.3, 0.4, 0.5)},
+    symptom_observations=("online_train_loss", "val_loss", "chance_loss"),
+)
+
+CASES = (
+    Case(
+        "better-on-unseen-data",
+        "Better on data it has never seen",
+        "You trained a small MLP with dropout on 8,192 examples of a 4-class problem and "
+        "validate on 2,048 fresh examples each epoch. Validation has sat below the training "
+        "loss from the first epoch to the last, and a reviewer asks whether the split is "
+        "broken before you report the numbers.",
+        CASE_SET,
+        cause="nothing-wrong",
+        fix="change-nothing",
+    ),
+    Case(
+        "validation-far-below",
+        "Validation far below training",
+        "A colleague prepared the validation set for your 4-class MLP (with dropout) from a "
+        "separate export of the same source. The validation loss is not just below the "
+        "training loss, it is a fraction of it, and the model looks far better than anything "
+        "you have shipped before.",
+        CASE_SET,
+        cause="easier-validation-split",
+        fix="draw-validation-like-training",
+    ),
+    Case(
+        "restless-validation",
+        "A validation curve that will not settle",
+        "You wrote your own training loop for a small MLP with dropout and a cosine schedule. "
+        "Late in training the training curve has flattened, but the validation loss still "
+        "jumps up and down from epoch to epoch, level with the training loss.",
+        CASE_SET,
+        cause="validation-with-dropout-on",
+        fix="validate-in-eval-mode",
+    ),
+)
