@@ -16,12 +16,12 @@ from sqlalchemy import Engine, MetaData
 from sqlmodel import Session
 
 from app.models import (
-    CaseAttempt,
-    CaseRun,
-    CaseStage,
     LOCAL_LEARNER_ID,
     Attempt,
     AttemptStatus,
+    CaseAttempt,
+    CaseRun,
+    CaseStage,
     Cohort,
     CohortMembership,
     Explanation,
