@@ -82,6 +82,7 @@ def stored_record(attempt: Attempt) -> dict[str, Any]:
     """A finished run as the drills' evidence module reads records (its series aside)."""
     return {
         "status": "ok" if attempt.status == "succeeded" else attempt.status,
+        "error": attempt.error,  # only whether there was one is shown before the verdict
         "metrics": {},
         "signature": attempt.signature or {},
         "diagnostics": attempt.diagnostics or {},

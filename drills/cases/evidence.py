@@ -54,6 +54,10 @@ def visible(
     }
     views = experiment.shows if experiment else ()
     diagnostics = record.get("diagnostics") or {}
+    # What PyTorch itself raised is evidence a practitioner would see; the drill's own error
+    # text explains the cause and stays hidden until the verdict.
+    if record.get("error") and diagnostics.get("torch_error"):
+        shown["raised"] = diagnostics["torch_error"]
     inputs = record.get("inputs") or {}
     if "parameters" in views:
         shown["parameters"] = diagnostics.get("parameters", [])

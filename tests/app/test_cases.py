@@ -417,3 +417,15 @@ def test_no_response_of_an_open_case_names_its_cause_for_any_case(client: TestCl
                 responses.append("".join(stream.iter_text()))
         for text in responses:
             assert leaks(case, text) == [], (case.key, leaks(case, text))
+
+
+def test_a_run_that_crashes_shows_what_pytorch_raised_not_the_drills_explanation(
+    client: TestClient,
+) -> None:
+    case_attempt_id = open_case(client, "first-step-crash")  # a loss rebuilt from .item()
+    body = wait_until_runs_end(client, case_attempt_id)
+    assert body["runs"][0]["status"] == "failed"
+    assert "does not require grad" in body["runs"][0]["evidence"]["raised"]
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    assert "PyTorch raised" in page and "does not require grad" in page
+    assert "it was rebuilt from a plain number" not in page  # the drill's own account
