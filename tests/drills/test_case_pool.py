@@ -1,6 +1,7 @@
 """The case pool holds to the issue: enough cases, every cause family, stories that do not tell,
 draws that vary and repeat, and (slow) every hidden cause shows its symptom over several draws,
-its intended fix heals it and the wrong fixes do not."""
+its intended fix heals it and the wrong fixes do not. (That nothing a learner can see before the
+verdict names the cause is walked through the web app: tests/app/test_cases.py.)"""
 
 from __future__ import annotations
 
@@ -79,11 +80,6 @@ def test_every_bug_case_can_be_told_apart_by_some_experiment() -> None:
         ), case.key
 
 
-def run_case(case: Case, learner: int, knobs: dict[str, object]) -> dict[str, object]:
-    record = run_drill(case.case_set.drill, knobs, draw(case, learner, 1).seed)
-    return record
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.key)
 def test_the_hidden_cause_shows_and_only_its_fix_heals(case: Case) -> None:
@@ -92,31 +88,13 @@ def test_the_hidden_cause_shows_and_only_its_fix_heals(case: Case) -> None:
         hidden = draw(case, learner, 1)
         record = run_drill(case_set.drill, hidden.knobs, hidden.seed)
         assert record["observed"] == case.hidden_cause.verdict, (learner, hidden)
-        for fix in case_set.fixes:
+        # The intended fix on both draws; the wrong ones on the first (they are many, and a
+        # wrong fix that healed on one draw would already make the case unfair).
+        fixes = case_set.fixes if learner == 1 else (case_set.fix(case.fix),)
+        for fix in fixes:
             fixed = run_drill(case_set.drill, fix_knobs(case, hidden, fix), hidden.seed)
             healed = case_set.healed(fixed["signature"], fixed["error"])
             if fix.key == case.fix:
                 assert healed, (learner, fix.key, fixed["observed"])
             elif case.family != "healthy":
                 assert not healed, (learner, fix.key, fixed["observed"])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("case", CASES, ids=lambda case: case.key)
-def test_no_visible_evidence_names_the_cause(case: Case) -> None:
-    """Every run a learner can make before the verdict (the symptom, each experiment) shows
-    nothing that names the hidden cause."""
-    from drills.cases.draw import experiment_knobs
-    from drills.cases.evidence import leaks, visible
-
-    hidden = draw(case, 5, 1)
-    runs = [(None, hidden.knobs)] + [
-        (experiment, experiment_knobs(case, hidden, experiment))
-        for experiment in case.case_set.experiments
-    ]
-    for experiment, knobs in runs:
-        record = run_drill(case.case_set.drill, knobs, hidden.seed)
-        shown = visible(case.case_set, experiment, record)
-        assert leaks(case, shown) == [], (experiment and experiment.key, leaks(case, shown))
-        for chart in case.case_set.charts:
-            assert leaks(case, [chart.title, chart.y_label, *chart.series.values()]) == []
