@@ -4,6 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from sqlmodel import Session
 from sse_starlette import EventSourceResponse
 
 from app import case_reviews, case_views, cases
@@ -67,7 +68,7 @@ def open_case(case_key: str, session: SessionDep, runner: RunnerDep, user: Curre
 
 def _page(
     request: Request,
-    session: Any,
+    session: Session,
     case_attempt: CaseAttempt,
     *,
     template: str = "pages/case.html",
@@ -105,7 +106,7 @@ def case_body(request: Request, case_attempt: CaseAttemptDep, session: SessionDe
 
 def _answer(
     request: Request,
-    session: Any,
+    session: Session,
     case_attempt: CaseAttempt,
     error: Exception,
     form: dict[str, Any],
@@ -116,11 +117,11 @@ def _answer(
         errors, refusal, status = {}, str(error), 409
     template = "partials/case_body.html" if is_htmx(request) else "pages/case.html"
     session.rollback()
-    fresh = session.get(CaseAttempt, case_attempt.id, populate_existing=True)
+    assert case_attempt.id is not None
     return _page(
         request,
         session,
-        fresh,
+        _reread(session, case_attempt.id),
         template=template,
         errors=errors,
         refusal=refusal,
@@ -129,9 +130,16 @@ def _answer(
     )
 
 
-def _done(request: Request, session: Any, case_attempt_id: int) -> Response:
+def _reread(session: Session, case_attempt_id: int) -> CaseAttempt:
+    """The case attempt as stored now (a service just changed it, or rolled back)."""
+    fresh = session.get(CaseAttempt, case_attempt_id, populate_existing=True)
+    assert fresh is not None
+    return fresh
+
+
+def _done(request: Request, session: Session, case_attempt_id: int) -> Response:
     if is_htmx(request):
-        fresh = session.get(CaseAttempt, case_attempt_id, populate_existing=True)
+        fresh = _reread(session, case_attempt_id)
         return _page(request, session, fresh, template="partials/case_body.html")
     return RedirectResponse(f"/cases/attempts/{case_attempt_id}", status_code=303)
 
