@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
 from app import replays
@@ -18,6 +19,7 @@ from app.change_feed import change_feed_for
 from app.config import ROOT, Settings
 from app.db import make_engine
 from app.deps import LoginRequired
+from app.error_pages import http_error, server_error, validation_error
 from app.evidence_writer import EvidenceWriter
 from app.housekeeping import Housekeeping
 from app.leadership import leadership_for
@@ -41,7 +43,6 @@ from app.security.headers import SecurityHeaders
 from app.security.secret import SESSION_SECRET_FILE, session_secret
 from app.security.text import require_storable_text
 from app.security.throttle import Limit, LoginThrottle
-from app.validation_errors import validation_error
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +137,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(LoginRequired, _login_required)
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, server_error)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     for module in (
         auth,

@@ -290,7 +290,7 @@ def test_huge_usernames_are_refused_and_nothing_of_them_is_kept(
             form = {"username": huge, "password": WRONG, "csrf_token": token}
             refused = attacker.post("/login", data=form)
             assert refused.status_code == 413
-            assert refused.json()["detail"] == "The field 'username' is longer than 256 characters."
+            assert "The field &#39;username&#39; is longer than 256 characters." in refused.text
         # The longest name the form takes is counted by its hash alone.
         for i in range(100):
             longest = f"long{i:03d}-" + "n" * 56

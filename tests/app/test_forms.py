@@ -1,6 +1,7 @@
 """Form posts are bounded: too many fields, a field name or value past its cap is refused (413
 naming the field) while it streams in, before any handler sees it."""
 
+import html
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ def test_a_field_past_its_cap_is_refused_by_name(
     refused = register(anonymous, **{field: "x" * length})
     assert refused.status_code == 413
     detail = f"The field {field!r} is longer than {length - 1} characters."
-    assert refused.json()["detail"] == detail
+    assert html.escape(detail, quote=False).replace("'", "&#39;") in refused.text  # on a page
 
 
 def test_a_field_at_its_cap_reaches_the_form_in_any_characters(anonymous: TestClient) -> None:
@@ -48,7 +49,7 @@ def test_multipart_fields_have_the_same_caps(anonymous: TestClient) -> None:
         "/login", files={name: (None, value) for name, value in fields.items()}
     )
     assert refused.status_code == 413
-    assert refused.json()["detail"] == "The field 'username' is longer than 256 characters."
+    assert "The field &#39;username&#39; is longer than 256 characters." in refused.text
 
 
 def test_too_many_fields_or_a_huge_field_name_are_refused(anonymous: TestClient) -> None:

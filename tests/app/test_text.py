@@ -43,12 +43,11 @@ def test_a_nul_in_a_form_field_is_a_422_naming_it(anonymous: TestClient) -> None
     }
     response = browser.post("/register", data=form, follow_redirects=False)
     assert response.status_code == 422
-    [error] = response.json()["detail"]
-    assert error["loc"] == ["form", "display_name"] and "NUL" in error["msg"]
+    assert "display_name:" in response.text and "NUL" in response.text
     assert row_counts(anonymous.app.state.engine) == before  # type: ignore[attr-defined]
 
 
 def test_a_nul_in_a_query_is_a_422_naming_it(client: TestClient) -> None:
     response = client.get("/drills/overfit-one-batch/history", params={"page": "1\x00"})
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["query", "page"]
+    assert "<li>page:" in response.text
