@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
+from app import housekeeping
 from app.config import Settings
 from app.main import create_app
 from app.models import Attempt, AttemptStatus
@@ -137,8 +138,11 @@ def test_with_no_worker_in_the_pool_a_new_attempt_fails_at_once(
 
 
 def test_an_attempt_the_busy_pool_never_starts_fails_after_the_queue_timeout(
-    make_settings: Callable[..., Settings],
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Sweep ten times a second: the verdict must come while both long runs still hold the
+    # workers, even on a machine slowed by other work (a 1 s sweep once missed that window).
+    monkeypatch.setattr(housekeeping, "SWEEP_EVERY_S", 0.1)
     with logged_in(create_app(make_settings(queue_timeout_s=0.5))) as client:
         busy = [start(client, **LONG_RUN) for _ in range(2)]
         waiting = start(client, steps=20)
