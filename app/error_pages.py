@@ -5,6 +5,7 @@ its caps or is refused an action gets a page, never `{"detail": ...}`."""
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import Request
@@ -28,6 +29,13 @@ TITLES = {
     413: "Too much text",
     422: "Some of what was sent is not right",
     500: "Something went wrong on our side",
+}
+
+
+# Said instead of Starlette's stock phrase ("Not Found"), which only repeats the title.
+PLAIN_WORDS = {
+    404: "There is no page at this address: the link may be old, or the record gone.",
+    405: "This address does not take that kind of request (a link where a form was expected).",
 }
 
 
@@ -70,6 +78,8 @@ async def http_error(request: Request, error: Exception) -> Response:
             headers=headers,
         )
     message = error.detail if isinstance(error.detail, str) else TITLES.get(error.status_code, "")
+    if message == HTTPStatus(error.status_code).phrase:
+        message = PLAIN_WORDS.get(error.status_code, "")
     return error_page(request, error.status_code, message, headers=headers)
 
 

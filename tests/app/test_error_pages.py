@@ -26,7 +26,8 @@ def is_site_page(response: object, status: int) -> bool:
 def test_a_missing_page_is_a_page_and_a_missing_api_resource_is_json(client: TestClient) -> None:
     page = client.get("/drills/no-such-drill")
     assert is_site_page(page, 404) and "No drill called &#39;no-such-drill&#39;." in page.text
-    assert is_site_page(client.get("/nowhere"), 404)
+    nowhere = client.get("/nowhere")
+    assert is_site_page(nowhere, 404) and "There is no page at this address" in nowhere.text
     api = client.get("/api/drills/no-such-drill")
     assert api.status_code == 404 and api.json() == {"detail": "No drill called 'no-such-drill'."}
     assert client.get("/api/nowhere").json() == {"detail": "Not Found"}
