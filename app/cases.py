@@ -8,16 +8,15 @@ Attempt linked to the case attempt; its knobs and command stay hidden until the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from app.attempts import dispatch
+from app.case_forms import InvalidCaseInput, parse_diagnosis, parse_verdict
 from app.case_records import experiments_run
 from app.cohorts import cohorts_joined_by
-from app.limits import MAX_DIAGNOSIS_TEXT
 from app.models import (
     DEFAULT_CASE_BUDGET,
     Attempt,
@@ -31,23 +30,11 @@ from app.runner.dispatcher import AttemptRunner
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, knobs_for
 from drills.cases.registry import get_case
-from drills.cases.scoring import Diagnosis
 from drills.core.command import replay_command
-
-MAX_ALTERNATIVES = 2
 
 
 class CaseRefused(ValueError):
     """A step the case's stage does not allow now (409): the message says why."""
-
-
-class InvalidCaseInput(ValueError):
-    """A field of a case form is wrong (422); `field` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 def case_of(case_attempt: CaseAttempt) -> Case:
@@ -157,45 +144,6 @@ def lock(session: Session, case_attempt_id: int) -> CaseAttempt:
 
 
 # -- the diagnosis ------------------------------------------------------------------------------
-def parse_diagnosis(case: Case, fields: Mapping[str, object]) -> Diagnosis:
-    """Check every field of the diagnosis form; raise InvalidCaseInput naming the first bad one."""
-    causes = {cause.key for cause in case.case_set.causes}
-    experiments = {experiment.key for experiment in case.case_set.experiments}
-    leading = str(fields.get("leading") or "")
-    if leading not in causes:
-        raise InvalidCaseInput("leading", "pick your leading hypothesis from the list")
-    raw_alternatives = fields.get("alternatives") or []
-    if isinstance(raw_alternatives, str):
-        raw_alternatives = [raw_alternatives]
-    alternatives: list[str] = []
-    for item in raw_alternatives if isinstance(raw_alternatives, Sequence) else []:
-        key = str(item)
-        if key not in causes:
-            raise InvalidCaseInput("alternatives", "an alternative is not one of the case's causes")
-        if key == leading:
-            raise InvalidCaseInput(
-                "alternatives", "an alternative must differ from your leading hypothesis"
-            )
-        if key not in alternatives:
-            alternatives.append(key)
-    if len(alternatives) > MAX_ALTERNATIVES:
-        raise InvalidCaseInput("alternatives", f"name at most {MAX_ALTERNATIVES} alternatives")
-    first_test = str(fields.get("first_test") or "")
-    if first_test not in experiments:
-        raise InvalidCaseInput("first_test", "pick the first test from the case's experiments")
-    texts: dict[str, str] = {}
-    for name, what in (("intervention", "the fix you expect"), ("confirmation", "the evidence")):
-        text = str(fields.get(name) or "").strip()
-        if not text:
-            raise InvalidCaseInput(name, f"write {what} before you start experimenting")
-        if len(text) > MAX_DIAGNOSIS_TEXT:
-            raise InvalidCaseInput(name, f"keep it under {MAX_DIAGNOSIS_TEXT} characters")
-        texts[name] = text
-    return Diagnosis(
-        leading, tuple(alternatives), first_test, texts["intervention"], texts["confirmation"]
-    )
-
-
 def record_diagnosis(
     session: Session, case_attempt: CaseAttempt, fields: Mapping[str, object]
 ) -> CaseAttempt:
@@ -254,22 +202,6 @@ def run_experiment(
 
 
 # -- verdict, fix and reveal --------------------------------------------------------------------
-@dataclass(frozen=True)
-class Verdict:
-    cause: str
-    fix: str
-
-
-def parse_verdict(case: Case, fields: Mapping[str, object]) -> Verdict:
-    cause = str(fields.get("cause") or "")
-    if cause not in {item.key for item in case.case_set.causes}:
-        raise InvalidCaseInput("cause", "name the cause from the list")
-    fix = str(fields.get("fix") or "")
-    if fix not in {item.key for item in case.case_set.fixes}:
-        raise InvalidCaseInput("fix", "pick a fix from the list")
-    return Verdict(cause, fix)
-
-
 def submit_verdict(
     session: Session, runner: AttemptRunner, case_attempt: CaseAttempt, fields: Mapping[str, object]
 ) -> Attempt:

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from app.access import can_manage_cohort, can_read_work_of
 from app.broker import AttemptEventBroker
 from app.config import Settings
-from app.models import MAX_ROW_ID, Attempt, Cohort, Role, Submission, User
+from app.models import MAX_ROW_ID, Attempt, CaseAttempt, Cohort, Role, Submission, User
 from app.runner.dispatcher import AttemptRunner
 from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
@@ -145,6 +145,27 @@ def own_attempt(
 
 AttemptDep = Annotated[Attempt, Depends(readable_attempt)]
 OwnAttemptDep = Annotated[Attempt, Depends(own_attempt)]
+
+
+def readable_case_attempt(
+    case_attempt_id: RowId, session: SessionDep, user: CurrentUser
+) -> CaseAttempt:
+    found = session.get(CaseAttempt, case_attempt_id)
+    if found is None or not can_read_work_of(session, user, found.learner_id):
+        raise HTTPException(status_code=404, detail=f"No case attempt {case_attempt_id}.")
+    return found
+
+
+def own_case_attempt(
+    found: Annotated[CaseAttempt, Depends(readable_case_attempt)], user: CurrentUser
+) -> CaseAttempt:
+    if found.learner_id != user.id:
+        raise HTTPException(status_code=403, detail="Only the learner working this case can.")
+    return found
+
+
+CaseAttemptDep = Annotated[CaseAttempt, Depends(readable_case_attempt)]
+OwnCaseAttemptDep = Annotated[CaseAttempt, Depends(own_case_attempt)]
 
 
 def readable_submission(submission_id: RowId, session: SessionDep, user: CurrentUser) -> Submission:

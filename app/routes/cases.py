@@ -1,53 +1,32 @@
-"""Cases: the list, one attempt's page, its forms, and the live events of its runs."""
+"""Cases: the list, one attempt's page and its forms (its live events and JSON:
+app/routes/case_evidence.py)."""
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
-from sse_starlette import EventSourceResponse
+from starlette.datastructures import FormData
 
 from app import case_reviews, case_views, cases
-from app.access import can_read_work_of, can_review_work_of
+from app.access import can_review_work_of
+from app.case_forms import InvalidCaseInput
 from app.deps import (
-    BrokerDep,
+    CaseAttemptDep,
     CurrentUser,
-    EngineDep,
     InstructorDep,
     OptionalUserDep,
-    RowId,
+    OwnCaseAttemptDep,
     RunnerDep,
     SessionDep,
 )
 from app.forms import FormDep, is_htmx, read_form
-from app.models import CASE_RUBRIC, MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
+from app.models import CASE_RUBRIC, CaseAttempt
 from app.rubric import InvalidReview
-from app.streams import attempt_events
 from app.templating import templates
 from drills.cases.registry import UnknownCase, get_case
 
 router = APIRouter(tags=["cases"], include_in_schema=False)
-
-
-def readable_case_attempt(
-    case_attempt_id: RowId, session: SessionDep, user: CurrentUser
-) -> CaseAttempt:
-    found = session.get(CaseAttempt, case_attempt_id)
-    if found is None or not can_read_work_of(session, user, found.learner_id):
-        raise HTTPException(status_code=404, detail=f"No case attempt {case_attempt_id}.")
-    return found
-
-
-def own_case_attempt(
-    found: Annotated[CaseAttempt, Depends(readable_case_attempt)], user: CurrentUser
-) -> CaseAttempt:
-    if found.learner_id != user.id:
-        raise HTTPException(status_code=403, detail="Only the learner working this case can.")
-    return found
-
-
-CaseAttemptDep = Annotated[CaseAttempt, Depends(readable_case_attempt)]
-OwnCaseAttemptDep = Annotated[CaseAttempt, Depends(own_case_attempt)]
 
 
 @router.get("/cases", response_class=HTMLResponse)
@@ -111,7 +90,7 @@ def _answer(
     error: Exception,
     form: dict[str, Any],
 ) -> HTMLResponse:
-    if isinstance(error, cases.InvalidCaseInput):
+    if isinstance(error, InvalidCaseInput):
         errors, refusal, status = {error.field: error.message}, None, 422
     else:
         errors, refusal, status = {}, str(error), 409
@@ -128,6 +107,14 @@ def _answer(
         form=form,
         status_code=status,
     )
+
+
+def _echo(form: FormData) -> dict[str, Any]:
+    """The form as sent, to fill it in again beside its errors (a checkbox group keeps every
+    value it sent)."""
+    echo: dict[str, Any] = {key: value for key, value in form.items() if isinstance(value, str)}
+    echo["alternatives"] = [str(value) for value in form.getlist("alternatives")]
+    return echo
 
 
 def _reread(session: Session, case_attempt_id: int) -> CaseAttempt:
@@ -160,12 +147,10 @@ async def record_diagnosis(
         "intervention": form.get("intervention"),
         "confirmation": form.get("confirmation"),
     }
-    echo = {key: value for key, value in form.items() if isinstance(value, str)}
-    echo["alternatives"] = [str(value) for value in form.getlist("alternatives")]  # type: ignore[assignment]
     try:
         cases.record_diagnosis(session, case_attempt, fields)
-    except (cases.InvalidCaseInput, cases.CaseRefused) as error:
-        return _answer(request, session, case_attempt, error, echo)
+    except (InvalidCaseInput, cases.CaseRefused) as error:
+        return _answer(request, session, case_attempt, error, _echo(form))
     assert case_attempt.id is not None
     return _done(request, session, case_attempt.id)
 
@@ -177,7 +162,7 @@ async def run_experiment(
     form = await read_form(request)
     try:
         cases.run_experiment(session, runner, case_attempt, str(form.get("experiment") or ""))
-    except (cases.InvalidCaseInput, cases.CaseRefused) as error:
+    except (InvalidCaseInput, cases.CaseRefused) as error:
         return _answer(request, session, case_attempt, error, {})
     assert case_attempt.id is not None
     return _done(request, session, case_attempt.id)
@@ -193,11 +178,10 @@ async def submit_verdict(
         "cause": case_views.cause_key(case_set, str(form.get("cause") or "")) or "",
         "fix": form.get("fix"),
     }
-    echo = {key: value for key, value in form.items() if isinstance(value, str)}
     try:
         cases.submit_verdict(session, runner, case_attempt, fields)
-    except (cases.InvalidCaseInput, cases.CaseRefused) as error:
-        return _answer(request, session, case_attempt, error, echo)
+    except (InvalidCaseInput, cases.CaseRefused) as error:
+        return _answer(request, session, case_attempt, error, _echo(form))
     assert case_attempt.id is not None
     return _done(request, session, case_attempt.id)
 
@@ -229,74 +213,3 @@ def review_case(
             status_code=status,
         )
     return RedirectResponse(f"/cases/attempts/{case_attempt.id}#case-review", status_code=303)
-
-
-@router.get("/cases/runs/{case_run_id}/events")
-async def case_run_events(
-    case_run_id: RowId,
-    session: SessionDep,
-    user: CurrentUser,
-    engine: EngineDep,
-    broker: BrokerDep,
-    after: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
-    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_ROW_ID)] = None,
-) -> EventSourceResponse:
-    """A case run's live events, as /api/attempts/{id}/events sends them, but only the series
-    the case shows, under the case's names."""
-    run = session.get(CaseRun, case_run_id)
-    case_attempt = session.get(CaseAttempt, run.case_attempt_id) if run else None
-    if (
-        run is None
-        or case_attempt is None
-        or not can_read_work_of(session, user, case_attempt.learner_id)
-    ):
-        raise HTTPException(status_code=404, detail=f"No case run {case_run_id}.")
-    rename = case_views.rename_for(cases.case_of(case_attempt).case_set)
-    attempt_id = run.attempt_id
-    session.close()  # the stream reads in short sessions of its own (see api.stream_attempt)
-    cursor = max(after, last_event_id or 0)
-    return EventSourceResponse(
-        attempt_events(engine, broker, attempt_id, after=cursor, rename=rename), ping=15
-    )
-
-
-@router.get("/api/cases/attempts/{case_attempt_id}")
-def case_attempt_json(case_attempt: CaseAttemptDep, session: SessionDep) -> JSONResponse:
-    """A case attempt as JSON: before the reveal, what its page shows and nothing more."""
-    context = case_views.case_page_context(session, case_attempt)
-    revealed = case_attempt.stage == CaseStage.revealed
-    body: dict[str, Any] = {
-        "id": case_attempt.id,
-        "case": case_attempt.case_key,
-        "title": context["case"].title,
-        "stage": case_attempt.stage,
-        "budget": case_attempt.budget,
-        "experiments_spent": context["spent"],
-        "runs": [
-            {
-                "id": run["id"],
-                "kind": run["kind"],
-                "experiment": run["experiment"].key if run["experiment"] else None,
-                "status": run["status"],
-                "evidence": (run.get("shown") or {}) | {"series": run["series"]},
-            }
-            for run in context["runs"]
-        ],
-    }
-    if case_attempt.diagnosis:
-        body["diagnosis"] = {
-            "leading": context["diagnosis_text"]["leading"],
-            "alternatives": context["diagnosis_text"]["alternatives"],
-            "first_test": case_attempt.diagnosis.get("first_test"),
-            "intervention": case_attempt.diagnosis.get("intervention"),
-            "confirmation": case_attempt.diagnosis.get("confirmation"),
-        }
-    if revealed:
-        body["truth"] = {
-            "cause": cases.case_of(case_attempt).cause,
-            "knobs": case_attempt.knobs,
-            "seed": case_attempt.seed,
-            "commands": [run.get("command") for run in context["runs"]],
-        }
-        body["score"] = case_attempt.score
-    return JSONResponse(body)
