@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, func, select
 
 from app import evidence
 from app.attempt_changes import Change, announce
@@ -178,3 +178,12 @@ def cancel_attempt(session: Session, *, attempt_id: int) -> Attempt:
     session.commit()
     session.refresh(attempt)
     return attempt
+
+
+def runs_ahead(session: Session, attempt: Attempt) -> int:
+    """How many runs still wait for a worker ahead of this queued one: every learner's runs share
+    the workers, and they are handed out in the order they were stored."""
+    ahead = select(func.count()).where(
+        Attempt.status == AttemptStatus.queued, col(Attempt.id) < attempt.id
+    )
+    return int(session.exec(ahead).one())

@@ -4,9 +4,10 @@ changes requested."""
 import csv
 import io
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.models import Attempt, Cohort, CohortMembership, Review, Submission, User
 from drills.core.registry import all_drills
@@ -53,6 +54,33 @@ def progress_grid(session: Session, *, learner_ids: Iterable[int]) -> dict[int, 
             status = _BY_SUBMISSION[submission.status]
             grid[submission.learner_id][submission.drill_slug] = status
     return grid
+
+
+@dataclass(frozen=True)
+class DrillStanding:
+    """One learner on one drill, for the catalogue's card: where the work stands, how many runs,
+    and how many of their predictions the runs bore out."""
+
+    status: str
+    runs: int
+    matched: int
+
+
+def catalogue_standing(session: Session, *, learner_id: int) -> dict[str, DrillStanding]:
+    statuses = progress_grid(session, learner_ids=[learner_id])[learner_id]
+    counts = session.exec(
+        select(
+            Attempt.drill_slug,
+            func.count(),
+            func.count().filter(col(Attempt.observed_hypothesis) == col(Attempt.hypothesis)),
+        )
+        .where(Attempt.learner_id == learner_id, col(Attempt.case_attempt_id).is_(None))
+        .group_by(col(Attempt.drill_slug))
+    ).all()
+    runs = {slug: (int(total), int(matched)) for slug, total, matched in counts}
+    return {
+        slug: DrillStanding(status, *runs.get(slug, (0, 0))) for slug, status in statuses.items()
+    }
 
 
 def cohort_learners(session: Session, *, cohort: Cohort) -> list[User]:

@@ -5,8 +5,8 @@
   // -- Run stays disabled until a hypothesis is picked and a prediction written ---------------
   function updateRunButton() {
     const form = document.getElementById("attempt-form");
-    if (!form) return;
-    const button = form.querySelector("#run-button");
+    const button = form && form.querySelector("#run-button");
+    if (!button) return; // no form, or a visitor's (which has no Run button)
     const picked = form.querySelector('input[name="hypothesis"]:checked');
     const text = form.querySelector('textarea[name="prediction"]');
     const ready = Boolean(picked) && text && text.value.trim().length > 0;

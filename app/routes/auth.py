@@ -39,15 +39,19 @@ def render(request: Request, name: str, context: dict[str, Any], status: int = 2
 
 
 @router.get("/register", response_class=HTMLResponse)
-def register_page(request: Request, user: OptionalUserDep) -> Response:
-    return render(request, "pages/register.html", {"form": {}, "errors": {}})
+def register_page(request: Request, user: OptionalUserDep, next: str = "") -> Response:
+    # A visitor who registers from a drill's page comes back to it.
+    context = {"form": {}, "errors": {}, "next": safe_next(next) if next else ""}
+    return render(request, "pages/register.html", context)
 
 
 @router.post("/register", response_model=None)
 def register(request: Request, fields: FormDep, session: SessionDep) -> Response:
+    target = safe_next(fields["next"]) if fields.get("next") else ""
     if fields.get("password", "") != fields.get("password_again", ""):
         errors = {"password_again": "the two passwords differ"}
-        return render(request, "pages/register.html", {"form": fields, "errors": errors}, 422)
+        context = {"form": fields, "errors": errors, "next": target}
+        return render(request, "pages/register.html", context, 422)
     try:
         user = create_user(
             session,
@@ -58,9 +62,10 @@ def register(request: Request, fields: FormDep, session: SessionDep) -> Response
         )
     except AccountError as error:
         errors = {error.field: error.message}
-        return render(request, "pages/register.html", {"form": fields, "errors": errors}, 422)
+        context = {"form": fields, "errors": errors, "next": target}
+        return render(request, "pages/register.html", context, 422)
     start_session(request, session, user)
-    return RedirectResponse("/progress", status_code=303)
+    return RedirectResponse(target or "/progress", status_code=303)
 
 
 @router.get("/login", response_class=HTMLResponse)

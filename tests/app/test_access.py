@@ -42,6 +42,7 @@ READ_OWN_WORK = (LOGIN, OK, HIDDEN, HIDDEN, OK, OK)
 MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "/attempts/{attempt_id}"): READ_OWN_WORK,
     ("GET", "/attempts/{attempt_id}/panel"): READ_OWN_WORK,
+    ("GET", "/attempts/{attempt_id}/wait"): READ_OWN_WORK,
     ("GET", "/attempts/{attempt_id}/replays"): READ_OWN_WORK,
     # A replay is asked for by the learner's instructor (or an admin), never by the learner:
     # it is the check of their claim. Allowed requests really start one (see REPLAYERS).
