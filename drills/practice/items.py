@@ -94,7 +94,8 @@ ITEMS: tuple[ReviewItem, ...] = (
         answer="A **leading hypothesis**; the **alternatives** that would produce a similar "
         "curve; the **first test** that tells them apart (ideally the cheapest); the "
         "**intervention** you expect to need; and the **evidence** that would show the "
-        "intervention worked (which number should change, and how).",
+        "intervention worked (which number should change, and how). Naming all five keeps "
+        'an answer from stopping at a label such as "overfitting".',
         drills=("overfitting-leakage", "loss-spikes"),
     ),
     ReviewItem(
@@ -359,8 +360,8 @@ ITEMS: tuple[ReviewItem, ...] = (
         prompt="A language model trained from scratch on a 50,000-token vocabulary sits at a "
         "loss of about 10.8. What does that number tell you?",
         answer="ln 50,000 ≈ 10.82: the model still predicts **every token as equally likely**. "
-        "It has learned nothing yet. Check whether the output head receives gradients and "
-        "whether its weights move from step to step.",
+        "It has learned nothing yet. Look at the output layer first: does any gradient reach "
+        "it, and do its weights differ from one step to the next?",
         drills=("init-check",),
     ),
     ReviewItem(
@@ -521,9 +522,10 @@ ITEMS: tuple[ReviewItem, ...] = (
         prompt="A language model's token loss falls, but exact match on its answers stays "
         "flat. Give two reasons.",
         answer="Exact match needs **every** token right: at 95% per token, a ten-token answer "
-        "is fully right only about 60% of the time. And the loss may improve on easy or "
-        "prompt tokens while the few tokens that decide the answer stay wrong. Teacher-forced "
-        "loss can also improve while free-running generation does not.",
+        "is fully right only about 60% of the time. And the average can drop thanks to tokens "
+        "that were never in doubt (common words, the prompt) while the handful that decide "
+        "the answer stay wrong. Scoring with the true previous token fed in (teacher forcing) "
+        "can also flatter a model whose own generated answers do not improve.",
         drills=("loss-vs-metric",),
     ),
     ReviewItem(
@@ -545,7 +547,8 @@ ITEMS: tuple[ReviewItem, ...] = (
         answer="Dropout or augmentation act only in training and make its loss pessimistic; "
         "the training loss may include a regularisation term; the training loss is "
         "averaged over an epoch of older weights, while validation uses the weights at its "
-        "end; or the validation set is simply easier.",
+        "end; or the validation set is simply easier. None of these needs a fix, and "
+        "recomputing the training loss in `eval()` mode shows which one is at work.",
         drills=("val-below-train",),
     ),
     ReviewItem(
