@@ -35,6 +35,7 @@ from app.routes import (
     cohorts,
     pages,
     portfolio,
+    practice,
     reviews,
     submissions,
 )
@@ -151,6 +152,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         reviews,
         cohorts,
         portfolio,
+        practice,
         admin,
         api,
     ):

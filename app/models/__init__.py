@@ -23,6 +23,7 @@ from app.models.cases import (
     CaseStage,
 )
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
+from app.models.practice import ReviewCard, ReviewLogEntry, ReviewRating, ReviewSource
 from app.models.replays import Replay, ReplayStatus, ReplayVerdict
 from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
 from app.models.throttle import LoginFailure
@@ -36,6 +37,10 @@ __all__ = [
     "CASE_RUBRIC",
     "DEFAULT_CASE_BUDGET",
     "Attempt",
+    "ReviewCard",
+    "ReviewLogEntry",
+    "ReviewRating",
+    "ReviewSource",
     "CaseAttempt",
     "CaseReview",
     "CaseRun",

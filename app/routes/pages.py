@@ -31,5 +31,10 @@ def drill_page(
         if user is not None
         else {"drill": describe(drill)}
     )
-    context |= {"form": {"knobs": {}, "numeric": {}, "seed": 0}, "errors": {}}
+    # A link may set up the form (a review item sends a learner back with a new seed):
+    # ?seed=N&knob.name=value. Only prefilled; running it validates as always.
+    query = request.query_params
+    knobs = {name[5:]: value for name, value in query.items() if name.startswith("knob.")}
+    form = {"knobs": knobs, "numeric": {}, "seed": query.get("seed", 0)}
+    context |= {"form": form, "errors": {}}
     return templates.TemplateResponse(request, "pages/drill.html", context)
