@@ -83,6 +83,29 @@ def catalogue_standing(session: Session, *, learner_id: int) -> dict[str, DrillS
     }
 
 
+def work_links(session: Session, *, learner_ids: Iterable[int]) -> dict[tuple[int, str], str]:
+    """(learner id, drill slug) -> the page of the work a grid cell summarises: the newest
+    submission once there is one, else the newest attempt of the drill (none: not started)."""
+    ids = list(learner_ids)
+    links: dict[tuple[int, str], str] = {}
+    attempts = session.exec(
+        select(Attempt.learner_id, Attempt.drill_slug, func.max(Attempt.id))
+        .where(col(Attempt.learner_id).in_(ids), col(Attempt.case_attempt_id).is_(None))
+        .group_by(col(Attempt.learner_id), col(Attempt.drill_slug))
+    ).all()
+    for learner, slug, attempt_id in attempts:
+        links[(learner, slug)] = f"/attempts/{attempt_id}"
+    # Ascending versions: the newest submission wins, as in progress_grid.
+    submissions = session.exec(
+        select(Submission.learner_id, Submission.drill_slug, Submission.id)
+        .where(col(Submission.learner_id).in_(ids))
+        .order_by(col(Submission.version))
+    ).all()
+    for learner, slug, submission_id in submissions:
+        links[(learner, slug)] = f"/submissions/{submission_id}"
+    return links
+
+
 def cohort_learners(session: Session, *, cohort: Cohort) -> list[User]:
     return list(
         session.exec(

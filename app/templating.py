@@ -10,6 +10,8 @@ from app import limits
 from app.config import ROOT
 from app.markdown import render_markdown
 from app.models import (
+    CASE_RUBRIC_LEVELS,
+    RUBRIC_LEVELS,
     AttemptStatus,
     CaseStage,
     Decision,
@@ -72,6 +74,9 @@ templates.env.globals.update(
     Role=Role,
     SubmissionStatus=SubmissionStatus,
 )
+# What each 0/1/2 means, by criterion, for both rubrics: `rubric_levels[key][score]` (their
+# criteria have distinct keys; tests/app/test_rubric_levels.py holds them to it).
+templates.env.globals["rubric_levels"] = RUBRIC_LEVELS | CASE_RUBRIC_LEVELS
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.tests["measurement"] = is_measurement

@@ -179,6 +179,21 @@
     if (container) extendCharts(container, JSON.parse(message.data).points);
   });
 
+  // -- A form sent back with errors: focus its first invalid field, scrolled into view ------
+  // (the server marks each with aria-invalid; templates/macros/fields.html). A full page
+  // answer and an htmx swap alike land on the error instead of the top of the page.
+  function focusFirstInvalid(root) {
+    const field = root.matches && root.matches('[aria-invalid="true"]')
+      ? root
+      : root.querySelector('[aria-invalid="true"]');
+    if (!field) return;
+    field.scrollIntoView({ block: "center" });
+    field.focus({ preventScroll: true });
+  }
+  // htmx:load fires on each piece of content a swap brought in (and on the body at start).
+  document.addEventListener("htmx:load", (event) => focusFirstInvalid(event.target));
+  document.addEventListener("DOMContentLoaded", () => focusFirstInvalid(document));
+
   document.addEventListener("htmx:load", (event) => {
     drawCharts(event.target);
     updateRunButton();

@@ -15,6 +15,7 @@ from app.models.accounts import (
 )
 from app.models.cases import (
     CASE_RUBRIC,
+    CASE_RUBRIC_LEVELS,
     DEFAULT_CASE_BUDGET,
     CaseAttempt,
     CaseReview,
@@ -25,7 +26,14 @@ from app.models.cases import (
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
 from app.models.practice import ReviewCard, ReviewLogEntry, ReviewRating, ReviewSource
 from app.models.replays import Replay, ReplayStatus, ReplayVerdict
-from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
+from app.models.reviews import (
+    RUBRIC,
+    RUBRIC_LEVELS,
+    Decision,
+    Review,
+    Submission,
+    SubmissionStatus,
+)
 from app.models.throttle import LoginFailure
 from app.models.time import utcnow
 
@@ -34,7 +42,9 @@ __all__ = [
     "MAX_ROW_ID",
     "NAMING_CONVENTION",
     "RUBRIC",
+    "RUBRIC_LEVELS",
     "CASE_RUBRIC",
+    "CASE_RUBRIC_LEVELS",
     "DEFAULT_CASE_BUDGET",
     "Attempt",
     "ReviewCard",

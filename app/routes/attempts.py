@@ -67,7 +67,7 @@ def run_from_page(
         context: dict[str, Any] = {
             "drill": describe(drill),
             "form": {**fields, "knobs": knobs, "numeric": numeric},
-            "errors": {error.field: error.message},
+            "errors": error.errors,
         }
         if is_htmx(request):
             return templates.TemplateResponse(

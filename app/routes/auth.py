@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app.accounts import AccountError, authenticate, create_user
+from app.accounts import AccountError, authenticate, create_user, new_account_problems
 from app.deps import OptionalUserDep, SessionDep, ThrottleDep
 from app.forms import FormDep
 from app.models import Role, User
@@ -48,8 +48,15 @@ def register_page(request: Request, user: OptionalUserDep, next: str = "") -> Re
 @router.post("/register", response_model=None)
 def register(request: Request, fields: FormDep, session: SessionDep) -> Response:
     target = safe_next(fields["next"]) if fields.get("next") else ""
+    errors = new_account_problems(
+        session,
+        username=fields.get("username", ""),
+        display_name=fields.get("display_name", ""),
+        password=fields.get("password", ""),
+    )
     if fields.get("password", "") != fields.get("password_again", ""):
-        errors = {"password_again": "the two passwords differ"}
+        errors["password_again"] = "the two passwords differ"
+    if errors:
         context = {"form": fields, "errors": errors, "next": target}
         return render(request, "pages/register.html", context, 422)
     try:
@@ -60,9 +67,8 @@ def register(request: Request, fields: FormDep, session: SessionDep) -> Response
             password=fields.get("password", ""),
             role=Role.learner,
         )
-    except AccountError as error:
-        errors = {error.field: error.message}
-        context = {"form": fields, "errors": errors, "next": target}
+    except AccountError as error:  # a simultaneous registration took the name
+        context = {"form": fields, "errors": error.errors, "next": target}
         return render(request, "pages/register.html", context, 422)
     start_session(request, session, user)
     return RedirectResponse(target or "/progress", status_code=303)
@@ -81,7 +87,7 @@ def login(
     username = fields.get("username", "").strip().lower()
     host = request.client.host if request.client else None
     target = safe_next(fields.get("next"))
-    context = {"next": target, "username": username}
+    context: dict[str, Any] = {"next": target, "username": username}
     refusal = throttle.refusal(session, username=username, host=host)
     if refusal is not None:
         response = render(request, "pages/login.html", context | {"error": refusal.message}, 429)
@@ -91,7 +97,9 @@ def login(
     if user is None:
         throttle.failed(session, username=username, host=host)
         error = "Wrong username or password."
-        return render(request, "pages/login.html", context | {"error": error}, 401)
+        # Both fields are marked: which of the two was wrong is not said.
+        context |= {"error": error, "wrong_credentials": True}
+        return render(request, "pages/login.html", context, 401)
     throttle.succeeded(session, username=username, host=host)
     start_session(request, session, user)
     return RedirectResponse(target, status_code=303)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app import submissions
+from app import review_queue, submissions
 from app.access import can_review_work_of
 from app.cohorts import cohorts_joined_by
 from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
@@ -41,7 +41,7 @@ def submit_evidence(
             "form": {"knobs": {}, "seed": 0},
             "errors": {},
             "submission_draft": texts,
-            "submission_errors": {error.field: error.message},
+            "submission_errors": error.errors,
             "chosen_runs": _chosen(fields),
         }
         status = 409 if isinstance(error, submissions.SubmissionConflict) else 422
@@ -85,6 +85,7 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
     versions = submissions.history(
         session, learner_id=submission.learner_id, drill_slug=submission.drill_slug
     )
+    reviewer = can_review_work_of(session, user, submission.learner_id)
     context = {
         "submission": submission,
         "learner": learner,
@@ -94,10 +95,12 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
         "versions": submission_versions(session, versions),
         "rubric": RUBRIC,
         "rubric_labels": RUBRIC,
-        "can_review": can_review_work_of(session, user, submission.learner_id)
-        and submission.status == SubmissionStatus.pending,
+        "can_review": reviewer and submission.status == SubmissionStatus.pending,
         "review_form": {},
         "review_errors": {},
+        # Once decided, its reviewer goes on to the next item in one click.
+        "decided": reviewer and submission.status != SubmissionStatus.pending,
+        "next_item": review_queue.next_in_queue(session, reviewer=user) if reviewer else None,
     }
     return context
 

@@ -79,9 +79,9 @@ def test_a_rejected_form_comes_back_with_the_error_and_stores_nothing(client: Te
     )
     assert response.status_code == 422
     assert response.headers["HX-Retarget"] == "#attempt-form"
-    assert 'id="knob-lr-error"' in response.text and "lr" in response.text
+    assert 'id="error-knobs-lr"' in response.text and "lr" in response.text
     missing = client.post("/drills/overfit-one-batch/attempts", data=form(prediction=""))
-    assert missing.status_code == 422 and 'id="prediction-error"' in missing.text
+    assert missing.status_code == 422 and 'id="error-prediction"' in missing.text
     assert count(client, Attempt) == before
 
 
