@@ -25,6 +25,8 @@ def _page_globals(request: Request) -> dict[str, Any]:
     return {
         "csrf_token": csrf_token(request),
         "current_user": getattr(request.state, "user", None),
+        # `static_url("app.css")`: the file's content-hashed, long-cacheable URL.
+        "static_url": request.app.state.static_assets.url,
     }
 
 
