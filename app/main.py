@@ -16,7 +16,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from app import replays
 from app.broker import AttemptEventBroker
 from app.change_feed import change_feed_for
-from app.config import ROOT, Settings
+from app.config import Settings
 from app.db import make_engine
 from app.deps import LoginRequired
 from app.error_pages import http_error, server_error, validation_error
@@ -44,7 +44,7 @@ from app.security.headers import SecurityHeaders
 from app.security.secret import SESSION_SECRET_FILE, session_secret
 from app.security.text import require_storable_text
 from app.security.throttle import Limit, LoginThrottle
-from app.static_assets import HashedStaticFiles, StaticAssets
+from app.static_assets import HashedStaticFiles, site_assets
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +119,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.broker = broker
     app.state.runner = runner
     app.state.writer = writer
-    # Hashed once here: every page links its scripts and stylesheet under these names.
-    app.state.static_assets = StaticAssets(ROOT / "static")
+    # Hashed once, at start-up: every page links its scripts and stylesheet under these names.
+    app.state.static_assets = site_assets()
     # Generated on first start, kept in the data directory (never the database): signs exports.
     app.state.signing_key = load_or_create_key(settings.data_dir)
     app.state.login_throttle = LoginThrottle(

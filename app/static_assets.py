@@ -5,16 +5,20 @@ At start-up every file under static/ gets a second name carrying a digest of its
 template); a changed file gets a new name, so a cached copy is never stale and can be marked
 `immutable`. The plain name keeps working, but browsers must revalidate it on every use.
 
-The names are computed once: a file edited while the server runs is served under its old hashed
-name until a restart (its content changes, its URL does not), so restart after editing.
+The names are computed once per process, at start-up: a file edited while the server runs is
+served under its old hashed name until a restart (its content changes, its URL does not), so
+restart after editing.
 """
 
+import functools
 import hashlib
 from pathlib import Path
 
 from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
+
+from app.config import ROOT
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"  # may be stored, but checked (ETag / Last-Modified) before each use
@@ -40,6 +44,17 @@ class StaticAssets:
             return PREFIX + self.hashed[name]
         except KeyError:
             raise LookupError(f"no static file {name!r} under {self.directory}") from None
+
+
+@functools.cache
+def site_assets() -> StaticAssets:
+    """The site's own static files, hashed on first use (create_app asks at start-up)."""
+    return StaticAssets(ROOT / "static")
+
+
+def static_url(name: str) -> str:
+    """The Jinja global: `{{ static_url("app.css") }}` -> "/static/app.<hash>.css"."""
+    return site_assets().url(name)
 
 
 def _hashed_name(name: str, content: bytes) -> str:

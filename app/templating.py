@@ -19,14 +19,13 @@ from app.models import (
     SubmissionStatus,
 )
 from app.security.csrf import csrf_token
+from app.static_assets import static_url
 
 
 def _page_globals(request: Request) -> dict[str, Any]:
     return {
         "csrf_token": csrf_token(request),
         "current_user": getattr(request.state, "user", None),
-        # `static_url("app.css")`: the file's content-hashed, long-cacheable URL.
-        "static_url": request.app.state.static_assets.url,
     }
 
 
@@ -74,6 +73,8 @@ templates.env.globals.update(
     Role=Role,
     SubmissionStatus=SubmissionStatus,
 )
+# `static_url("app.css")`: a file's content-hashed, long-cacheable URL.
+templates.env.globals["static_url"] = static_url
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.tests["measurement"] = is_measurement
