@@ -21,6 +21,7 @@ from app.models import (
     SubmissionStatus,
 )
 from app.security.csrf import csrf_token
+from app.static_assets import static_url
 
 
 def _page_globals(request: Request) -> dict[str, Any]:
@@ -77,6 +78,8 @@ templates.env.globals.update(
 # What each 0/1/2 means, by criterion, for both rubrics: `rubric_levels[key][score]` (their
 # criteria have distinct keys; tests/app/test_rubric_levels.py holds them to it).
 templates.env.globals["rubric_levels"] = RUBRIC_LEVELS | CASE_RUBRIC_LEVELS
+# `static_url("app.css")`: a file's content-hashed, long-cacheable URL.
+templates.env.globals["static_url"] = static_url
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.tests["measurement"] = is_measurement

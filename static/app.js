@@ -135,12 +135,17 @@
     figure.dataset.points = String(traces.reduce((n, t) => n + t.x.length, 0));
   }
 
+  // Only pages that draw charts load plotly.js; elsewhere there is nothing to draw.
+  const chartsAvailable = () => typeof window.Plotly !== "undefined";
+
   function drawCharts(root) {
+    if (!chartsAvailable()) return;
     root.querySelectorAll("figure.chart").forEach(drawChart);
   }
 
   // A "points" event carries [[metric, step, value], ...]; append each to the chart plotting it.
   function extendCharts(container, points) {
+    if (!chartsAvailable()) return;
     container.querySelectorAll("figure.chart").forEach((figure) => {
       const spec = JSON.parse(figure.dataset.chart);
       if (spec.kind === "heatmap") {

@@ -41,7 +41,7 @@ def test_the_catalogue_links_every_drill(client: TestClient) -> None:
     assert sources and all(not re.match(r"(?:https?:)?//", source) for source in sources)
     assert client.get("/static/vendor/htmx.min.js").status_code == 200
     assert client.get("/static/vendor/htmx-ext-sse.min.js").status_code == 200
-    assert client.get("/static/vendor/plotly.min.js").status_code == 200
+    assert client.get("/static/vendor/plotly-cartesian.min.js").status_code == 200
 
 
 def test_the_drill_page_asks_for_a_prediction_before_the_run(client: TestClient) -> None:
