@@ -60,7 +60,8 @@
       line: run
         ? { width: compared ? 1.5 : 2, color: COLORS[run.index % COLORS.length],
             dash: DASHES[slot % DASHES.length] }
-        : { width: 2, color: COLORS[slot % COLORS.length] },
+        // Dashes too, so that identical curves (three losses that agree) stay visible.
+        : { width: 2, color: COLORS[slot % COLORS.length], dash: DASHES[slot % DASHES.length] },
       x: points.map((p) => p[0]),
       y: points.map((p) => p[1]),
     };
@@ -195,7 +196,8 @@
         text: r.label, showarrow: false, font: { size: 11, color: "#4b5563" },
       })),
       margin: { l: 56, r: 16, t: 8, b: 40 },
-      height: HEIGHT,
+      // The legend sits above the plot: a long one adds height instead of squeezing the curves.
+      height: HEIGHT + (traces.length > 1 ? 20 * Math.ceil(traces.length / 2) : 0),
       showlegend: traces.length > 1 || spec.metrics.some((p) => p.endsWith("*")),
       // Above the plot area, clear of the axis titles.
       legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" },
