@@ -22,8 +22,10 @@
   // When runs share a chart, colour tells the runs apart and the dash tells the metrics apart.
   const DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"];
   const HEIGHT = 340;
-  // Powers of ten on every axis: plotly's default mixes SI suffixes (1µ, 1B) with 10³⁶.
-  const AXIS = { exponentformat: "power", automargin: true };
+  // One number format on every axis: plotly's default mixes SI suffixes (1µ, 1B) with 10³⁶.
+  // "e" (1e-6, 1e+36), not "power": plotly draws a power's superscript with an inline style
+  // attribute, which the Content-Security-Policy blocks.
+  const AXIS = { exponentformat: "e", automargin: true };
 
   // A chart metric ending in "*" is a prefix: every series starting with it gets a trace.
   function matches(pattern, name) {
