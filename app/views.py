@@ -1,7 +1,6 @@
 """What the templates need, gathered in one place for each page and its partials."""
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 from sqlmodel import Session
@@ -17,18 +16,18 @@ from drills.core.registry import get_drill
 
 
 def observation_rows(
-    drill: dict[str, Any], signature: dict[str, Any], *, hypotheses: Iterable[str | None] = ()
+    drill: dict[str, Any], signature: dict[str, Any], *, verdict: str | None
 ) -> list[dict[str, Any]]:
     """The drill's observations that this run reported: label, observed value, and the
-    theoretical expectation where the drill names one and it applies: a reference that belongs
-    to some hypotheses is shown only if one of them is in `hypotheses` (the run's verdict, the
-    learner's prediction)."""
-    relevant = {key for key in hypotheses if key}
+    theoretical expectation where the drill names one and it fits the run: a reference that
+    belongs to some hypotheses is shown only when the run's verdict is one of them (a clean run
+    is not set beside the floor shuffled labels would give; the learner's own hypothesis gets
+    its numbers beside it, `prediction_expectations`)."""
     rows: dict[str, dict[str, Any]] = {}
     for item in drill["observations"]:
         if item["key"] not in signature:
             continue
-        applies = not item.get("reference_for") or relevant & set(item["reference_for"])
+        applies = not item.get("reference_for") or verdict in item["reference_for"]
         reference = signature.get(item["reference"]) if item["reference"] and applies else None
         if item["key"] in rows:
             # A number observed once, with another reference for other hypotheses (the two-step
@@ -42,6 +41,30 @@ def observation_rows(
             "reference": reference,
         }
     return list(rows.values())
+
+
+def prediction_expectations(
+    drill: dict[str, Any], signature: dict[str, Any], *, hypothesis: str, verdict: str | None
+) -> list[dict[str, Any]]:
+    """The theoretical numbers that belong to the learner's hypothesis, where the run's verdict
+    is another one: [{"label", "value" (observed), "expected"}], shown beside that hypothesis
+    so the learner reads the number their prediction implied against what the run did."""
+    if hypothesis == verdict:
+        return []  # the table beside the verdict shows them
+    rows = []
+    for item in drill["observations"]:
+        if not item["reference"] or hypothesis not in item.get("reference_for", []):
+            continue
+        expected = signature.get(item["reference"])
+        if item["key"] in signature and _finite(expected):
+            rows.append(
+                {"label": item["label"], "value": signature[item["key"]], "expected": expected}
+            )
+    return rows
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def numeric_rows(drill: dict[str, Any], attempt: Attempt) -> list[dict[str, Any]]:
@@ -94,10 +117,11 @@ def attempt_context(
     assert attempt.id is not None
     drill = describe(get_drill(attempt.drill_slug))
     hypotheses = {item["key"]: item["text"] for item in drill["hypotheses"]}
-    observations = observation_rows(
-        drill,
-        attempt.signature or {},
-        hypotheses=(attempt.observed_hypothesis, attempt.hypothesis),
+    signature = attempt.signature or {}
+    verdict = attempt.observed_hypothesis
+    observations = observation_rows(drill, signature, verdict=verdict)
+    expectations = prediction_expectations(
+        drill, signature, hypothesis=attempt.hypothesis, verdict=verdict
     )
     series, cursor = evidence.series_and_cursor(session, attempt_id=attempt.id)
     return {
@@ -109,6 +133,7 @@ def attempt_context(
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
         "observed_text": hypotheses.get(attempt.observed_hypothesis or "", None),
         "observations": observations,
+        "prediction_expectations": expectations,
         "numeric_rows": numeric_rows(drill, attempt),
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
         "explanation": evidence.latest_explanation(session, attempt_id=attempt.id),

@@ -19,25 +19,73 @@
 
   // -- Charts --------------------------------------------------------------------------------
   const COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
+  // When runs share a chart, colour tells the runs apart and the dash tells the metrics apart.
+  const DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"];
+  const HEIGHT = 340;
+  // One number format on every axis: plotly's default mixes SI suffixes (1µ, 1B) with 10³⁶.
+  // "e" (1e-6, 1e+36), not "power": plotly draws a power's superscript with an inline style
+  // attribute, which the Content-Security-Policy blocks.
+  const AXIS = { exponentformat: "e", automargin: true };
 
   // A chart metric ending in "*" is a prefix: every series starting with it gets a trace.
   function matches(pattern, name) {
     return pattern.endsWith("*") ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
   }
 
+  function plots(spec, name) {
+    return spec.metrics.some((p) => matches(p, name));
+  }
+
+  // The name a legend shows: the chart's label for the metric (drills.core.contract.series_label
+  // is the same rule), else the series name with its chart prefix cut off.
   function legendName(spec, name) {
+    const labels = spec.labels || {};
+    for (const [pattern, label] of Object.entries(labels)) {
+      if (pattern === name) return label;
+      if (pattern.endsWith("*") && matches(pattern, name)) {
+        return (label + " " + name.slice(pattern.length - 1)).trim();
+      }
+    }
     const prefix = spec.metrics.find((p) => p.endsWith("*") && matches(p, name));
     return prefix ? name.slice(prefix.length - 1) : name;
   }
 
-  function traceFor(spec, metric, points, index) {
+  // One run's trace of one metric. `run` is {label, index}: index 0 is the run the page is
+  // about, drawn solid and on top; the runs it is compared with are lighter.
+  function traceFor(spec, metric, points, slot, run) {
+    const compared = run && run.index > 0;
     return {
-      name: legendName(spec, metric),
+      name: run ? run.label + " " + legendName(spec, metric) : legendName(spec, metric),
       mode: "lines",
-      line: { width: 2, color: COLORS[index % COLORS.length] },
+      legendrank: compared ? 2000 : 1000,
+      opacity: compared ? 0.6 : 1,
+      line: run
+        ? { width: compared ? 1.5 : 2, color: COLORS[run.index % COLORS.length],
+            dash: DASHES[slot % DASHES.length] }
+        // Dashes too, so that identical curves (three losses that agree) stay visible.
+        : { width: 2, color: COLORS[slot % COLORS.length], dash: DASHES[slot % DASHES.length] },
       x: points.map((p) => p[0]),
       y: points.map((p) => p[1]),
     };
+  }
+
+  function pointCount(spec, series) {
+    return Object.entries(series)
+      .filter(([name]) => plots(spec, name))
+      .reduce((n, [, points]) => n + points.length, 0);
+  }
+
+  // A finished run that reported nothing for this chart: say so instead of drawing empty axes.
+  // A live chart is drawn anyway, so that it can grow when the first points arrive.
+  function drawEmpty(figure, spec) {
+    const words = spec.metrics.filter((p) => !p.endsWith("*")).map((m) => legendName(spec, m));
+    const what = words.length ? words.join(", ") : figure.querySelector("figcaption").textContent;
+    const note = document.createElement("p");
+    note.className = "chart-empty";
+    note.textContent = "No points recorded for " + what + ": the run ended before reporting any.";
+    figure.appendChild(note);
+    figure.dataset.drawn = "1";
+    figure.dataset.points = "0";
   }
 
   // -- Heat maps: one row per series (a layer), steps across, colour = log10 of the value ----
@@ -63,15 +111,21 @@
     };
   }
 
+  // A heat map is as tall as its rows need, not a fixed box.
+  function heatmapHeight(rows) {
+    return Math.max(160, 70 + 32 * rows);
+  }
+
   function drawHeatmap(figure, spec, series) {
     const plot = document.createElement("div");
     plot.className = "plot";
     figure.appendChild(plot);
     figure.heat = { series: series };
-    const names = Object.keys(series).filter((n) => spec.metrics.some((p) => matches(p, n)));
+    const names = Object.keys(series).filter((n) => plots(spec, n));
     const layout = {
-      margin: { l: 110, r: 16, t: 8, b: 40 }, height: 240, plot_bgcolor: "#d1d5db",
-      xaxis: { title: { text: "step" } }, yaxis: { automargin: true },
+      margin: { l: 110, r: 16, t: 8, b: 40 }, height: heatmapHeight(names.length),
+      plot_bgcolor: "#d1d5db",
+      xaxis: { ...AXIS, title: { text: "step" } }, yaxis: { automargin: true },
     };
     Plotly.newPlot(plot, [heatmapTrace(spec, names, series)], layout, {
       displayModeBar: false, responsive: true,
@@ -83,14 +137,30 @@
     const series = figure.heat.series;
     let added = 0;
     points.forEach(([metric, step, value]) => {
-      if (!spec.metrics.some((p) => matches(p, metric))) return;
+      if (!plots(spec, metric)) return;
       (series[metric] = series[metric] || []).push([step, value]);
       added += 1;
     });
     if (added === 0) return;
-    const names = Object.keys(series).filter((n) => spec.metrics.some((p) => matches(p, n)));
+    const names = Object.keys(series).filter((n) => plots(spec, n));
     const plot = figure.querySelector(".plot");
-    Plotly.react(plot, [heatmapTrace(spec, names, series)], plot.layout);
+    const layout = { ...plot.layout, height: heatmapHeight(names.length) };
+    Plotly.react(plot, [heatmapTrace(spec, names, series)], layout);
+  }
+
+  // The series names of one run this chart draws: exact metrics always (so a live chart can
+  // grow) unless `seenOnly`, prefixes only once seen.
+  function seriesNames(spec, series, seenOnly) {
+    const available = Object.keys(series);
+    const names = [];
+    spec.metrics.forEach((pattern) => {
+      if (!pattern.endsWith("*")) {
+        if (!seenOnly || available.includes(pattern)) names.push(pattern);
+      } else {
+        available.filter((n) => matches(pattern, n) && !names.includes(n)).forEach((n) => names.push(n));
+      }
+    });
+    return names;
   }
 
   function drawChart(figure) {
@@ -98,17 +168,22 @@
     const spec = JSON.parse(figure.dataset.chart);
     const series = JSON.parse(figure.dataset.series || "{}");
     if (spec.kind === "heatmap") return drawHeatmap(figure, spec, series);
-    const available = Object.keys(series);
-    // Exact metrics always get a trace (so a live chart can grow); prefixes only once seen.
-    const names = [];
-    spec.metrics.forEach((pattern) => {
-      if (!pattern.endsWith("*")) names.push(pattern);
-      else available.filter((n) => matches(pattern, n) && !names.includes(n)).forEach((n) => names.push(n));
+    // Other runs drawn on the same axes: [{label, series}], e.g. earlier attempts of the drill.
+    const others = JSON.parse(figure.dataset.runs || "[]");
+    const live = Boolean(figure.closest(".streaming"));
+    const total = pointCount(spec, series) + others.reduce((n, r) => n + pointCount(spec, r.series), 0);
+    if (!live && total === 0) return drawEmpty(figure, spec);
+    const main = others.length ? { label: figure.dataset.label || "this run", index: 0 } : null;
+    const traces = [];
+    others.forEach((run, i) => {
+      const who = { label: run.label, index: i + 1 };
+      seriesNames(spec, run.series, true).forEach((m, slot) => {
+        traces.push(traceFor(spec, m, run.series[m], slot, who));
+      });
     });
-    const plot = document.createElement("div");
-    plot.className = "plot";
-    figure.appendChild(plot);
-    const traces = names.map((m, i) => traceFor(spec, m, series[m] || [], i));
+    const offset = traces.length;  // this run's traces come last: drawn on top, extended live
+    const names = seriesNames(spec, series, false);
+    names.forEach((m, slot) => traces.push(traceFor(spec, m, series[m] || [], slot, main)));
     // Constant reference lines (a theoretical level from this run's signature): dotted, labelled.
     const references = JSON.parse(figure.dataset.references || "[]");
     const layout = {
@@ -123,16 +198,24 @@
         text: r.label, showarrow: false, font: { size: 11, color: "#4b5563" },
       })),
       margin: { l: 56, r: 16, t: 8, b: 40 },
-      height: 240,
-      showlegend: names.length > 1 || spec.metrics.some((p) => p.endsWith("*")),
-      legend: { orientation: "h" },
-      xaxis: { title: { text: "step" } },
-      yaxis: { title: { text: spec.y_label }, type: spec.log_y ? "log" : "linear" },
+      // The legend sits above the plot: a long one adds height instead of squeezing the curves.
+      height: HEIGHT + (traces.length > 1 ? 20 * Math.ceil(traces.length / 2) : 0),
+      showlegend: traces.length > 1 || spec.metrics.some((p) => p.endsWith("*")),
+      // Above the plot area, clear of the axis titles.
+      legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" },
+      xaxis: { ...AXIS, title: { text: "step" } },
+      yaxis: { ...AXIS, title: { text: spec.y_label }, type: spec.log_y ? "log" : "linear" },
     };
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    figure.appendChild(plot);
     Plotly.newPlot(plot, traces, layout, { displayModeBar: false, responsive: true });
     figure.traceNames = names;
+    figure.traceOffset = offset;
+    figure.mainRun = main;
     figure.dataset.drawn = "1";
-    figure.dataset.points = String(traces.reduce((n, t) => n + t.x.length, 0));
+    figure.dataset.traces = String(traces.length);
+    figure.dataset.points = String(traces.slice(offset).reduce((n, t) => n + t.x.length, 0));
   }
 
   // Only pages that draw charts load plotly.js; elsewhere there is nothing to draw.
@@ -155,9 +238,10 @@
       const plot = figure.querySelector(".plot");
       if (!plot || !figure.traceNames) return;
       const names = figure.traceNames;
+      const offset = figure.traceOffset || 0;
       points.forEach(([metric]) => {
-        if (!names.includes(metric) && spec.metrics.some((p) => matches(p, metric))) {
-          Plotly.addTraces(plot, traceFor(spec, metric, [], names.length));
+        if (!names.includes(metric) && plots(spec, metric)) {
+          Plotly.addTraces(plot, traceFor(spec, metric, [], names.length, figure.mainRun));
           names.push(metric);
         }
       });
@@ -172,7 +256,7 @@
       });
       const added = xs.reduce((n, x) => n + x.length, 0);
       if (added === 0) return;
-      Plotly.extendTraces(plot, { x: xs, y: ys }, names.map((_, i) => i));
+      Plotly.extendTraces(plot, { x: xs, y: ys }, names.map((_, i) => offset + i));
       figure.dataset.points = String(Number(figure.dataset.points || 0) + added);
     });
   }

@@ -86,9 +86,7 @@ def _attempt(
         "predicted_text": hypotheses.get(attempt.hypothesis, attempt.hypothesis),
         "observed_text": hypotheses.get(attempt.observed_hypothesis or ""),
         "observations": observation_rows(
-            drill,
-            attempt.signature or {},
-            hypotheses=(attempt.observed_hypothesis, attempt.hypothesis),
+            drill, attempt.signature or {}, verdict=attempt.observed_hypothesis
         ),
         "numeric": numeric_rows(drill, attempt),
         "parameters": (attempt.diagnostics or {}).get("parameters", []),

@@ -1,11 +1,11 @@
 """Running a drill from its page, and the attempt's page and partials."""
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import evidence, explanations, replays
+from app import evidence, explanations, replays, run_comparison
 from app.access import can_review_work_of
 from app.attempts import (
     AlreadyEnded,
@@ -24,7 +24,7 @@ from app.deps import (
     SessionDep,
 )
 from app.forms import FormDep, is_htmx
-from app.models import AttemptStatus
+from app.models import Attempt, AttemptStatus
 from app.templating import templates
 from app.views import attempt_context, drill_page_context
 from drills.core.catalogue import describe
@@ -101,21 +101,44 @@ def history_partial(
     )
 
 
+# `?compare=12,15` (or repeated): other attempts of the drill drawn on the same axes.
+CompareQuery = Annotated[list[str] | None, Query()]
+
+
+def with_comparison(
+    session: SessionDep, attempt: Attempt, user: CurrentUser, compare: list[str] | None
+) -> dict[str, Any]:
+    context = attempt_context(session, attempt, user)
+    try:
+        return context | run_comparison.attempt_page_context(session, attempt, compare or [])
+    except run_comparison.InvalidComparison as error:
+        raise HTTPException(status_code=422, detail=str(error)) from error
+    except run_comparison.NotComparable as error:
+        raise HTTPException(status_code=404, detail=str(error)) from error
+
+
 @router.get("/attempts/{attempt_id}", response_class=HTMLResponse)
 def attempt_page(
-    request: Request, attempt: AttemptDep, session: SessionDep, user: CurrentUser
+    request: Request,
+    attempt: AttemptDep,
+    session: SessionDep,
+    user: CurrentUser,
+    compare: CompareQuery = None,
 ) -> HTMLResponse:
-    return templates.TemplateResponse(
-        request, "pages/attempt.html", attempt_context(session, attempt, user)
-    )
+    context = with_comparison(session, attempt, user, compare)
+    return templates.TemplateResponse(request, "pages/attempt.html", context)
 
 
 @router.get("/attempts/{attempt_id}/panel", response_class=HTMLResponse)
 def attempt_panel(
-    request: Request, attempt: AttemptDep, session: SessionDep, user: CurrentUser
+    request: Request,
+    attempt: AttemptDep,
+    session: SessionDep,
+    user: CurrentUser,
+    compare: CompareQuery = None,
 ) -> HTMLResponse:
     headers = {"HX-Trigger": "attempts-changed"} if attempt.final else {}
-    context = attempt_context(session, attempt, user)
+    context = with_comparison(session, attempt, user, compare)
     return templates.TemplateResponse(
         request, "partials/attempt_panel.html", context, headers=headers
     )

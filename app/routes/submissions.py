@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app import review_queue, submissions
+from app import review_queue, run_comparison, submissions
 from app.access import can_review_work_of
 from app.cohorts import cohorts_joined_by
 from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
@@ -86,12 +86,19 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
         session, learner_id=submission.learner_id, drill_slug=submission.drill_slug
     )
     reviewer = can_review_work_of(session, user, submission.learner_id)
+    failed = _evidence(session, submission.failed_attempt_id)
+    fixed = _evidence(session, submission.fixed_attempt_id)
+    pair_label, pair_runs = run_comparison.pair(
+        failed=failed["attempt"], failed_series=failed["series"], fixed=fixed["attempt"]
+    )
     context = {
         "submission": submission,
         "learner": learner,
         "drill": describe(get_drill(submission.drill_slug)),
-        "failed": _evidence(session, submission.failed_attempt_id),
-        "fixed": _evidence(session, submission.fixed_attempt_id),
+        "failed": failed,
+        "fixed": fixed,
+        "pair_label": pair_label,
+        "pair_runs": pair_runs,
         "versions": submission_versions(session, versions),
         "rubric": RUBRIC,
         "rubric_labels": RUBRIC,

@@ -13,16 +13,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Experiment, ShownChart
+from drills.core.contract import series_label as contract_series_label
 
 
 def series_label(charts: Iterable[ShownChart], metric: str) -> str | None:
     """The label a case shows for a metric series, or None when no chart of the case shows it."""
     for chart in charts:
-        for name, label in chart.series.items():
-            if name == metric:
-                return label
-            if name.endswith("*") and metric.startswith(name[:-1]):
-                return f"{label} {metric[len(name) - 1 :]}".strip()
+        label = contract_series_label(chart.series, metric)
+        if label is not None:
+            return label
     return None
 
 

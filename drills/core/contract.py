@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from math import isfinite
 from typing import Any, Literal, Protocol
 
@@ -59,6 +59,20 @@ class Chart:
     # "lines": one trace per metric. "heatmap": one row per matched series (a layer), steps
     # across, the value as colour (log10 when log_y): for many series that share a scale.
     kind: Literal["lines", "heatmap"] = "lines"
+    # What a legend calls each metric, in words: metric name (or prefix ending in "*") -> label.
+    # A prefix's label is put before the rest of the series name ("" keeps the rest alone).
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def series_label(labels: Mapping[str, str], metric: str) -> str | None:
+    """The label `labels` gives a metric series, or None when no entry names it. A prefix entry
+    ("loss@*": "loss at") labels "loss@lr=0.01" as "loss at lr=0.01"."""
+    for name, label in labels.items():
+        if name == metric:
+            return label
+        if name.endswith("*") and metric.startswith(name[:-1]):
+            return f"{label} {metric[len(name) - 1 :]}".strip()
+    return None
 
 
 @dataclass(frozen=True)

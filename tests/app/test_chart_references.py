@@ -4,7 +4,7 @@ signature and drawn on the live charts (as data) and the exported SVG charts."""
 from typing import Any
 
 from app.portfolio.charts import chart_svg
-from app.views import observation_rows, reference_lines
+from app.views import observation_rows, prediction_expectations, reference_lines
 
 CHART: dict[str, Any] = {
     "key": "loss",
@@ -57,12 +57,26 @@ OBSERVATIONS = {
 NUMBERS = {"final_loss": 1e-8, "label_entropy": 1.386, "initial_loss": 1.4, "chance_loss": 1.386}
 
 
-def test_a_reference_that_belongs_to_a_hypothesis_shows_only_beside_it() -> None:
-    clean = observation_rows(OBSERVATIONS, NUMBERS, hypotheses=("fits", "fits"))
+def test_a_reference_that_belongs_to_a_hypothesis_shows_only_where_the_run_shows_it() -> None:
+    # A clean run: the shuffled-labels entropy is not what its final loss is expected to be.
+    clean = observation_rows(OBSERVATIONS, NUMBERS, verdict="fits")
     assert [row["reference"] for row in clean] == [None, 1.386]
-    # The learner predicted shuffled labels: the floor they expected is shown to compare.
-    predicted = observation_rows(OBSERVATIONS, NUMBERS, hypotheses=("fits", "labels-detached"))
-    assert [row["reference"] for row in predicted] == [1.386, 1.386]
+    stalled = observation_rows(OBSERVATIONS, NUMBERS, verdict="labels-detached")
+    assert [row["reference"] for row in stalled] == [1.386, 1.386]
+
+
+def test_the_learners_hypothesis_gets_its_own_theory_beside_it() -> None:
+    # They predicted shuffled labels and the run memorised the batch: the 1.386 stands beside
+    # their hypothesis, as what it implied, not as what this run should have shown.
+    implied = prediction_expectations(
+        OBSERVATIONS, NUMBERS, hypothesis="labels-detached", verdict="fits"
+    )
+    assert implied == [{"label": "Final loss", "value": 1e-8, "expected": 1.386}]
+    # Prediction and verdict agree: the table of the run already shows it.
+    assert not prediction_expectations(
+        OBSERVATIONS, NUMBERS, hypothesis="labels-detached", verdict="labels-detached"
+    )
+    assert not prediction_expectations(OBSERVATIONS, NUMBERS, hypothesis="fits", verdict=None)
 
 
 def test_a_number_with_two_floors_is_shown_beside_the_one_that_fits_the_run() -> None:
@@ -71,10 +85,13 @@ def test_a_number_with_two_floors_is_shown_beside_the_one_that_fits_the_run() ->
 
     drill = describe(get_drill("double-shift-labels"))
     numbers = {"final_loss": 1.33, "next_token_entropy": 0.693, "two_step_entropy": 1.386}
-    twice = observation_rows(drill, numbers, hypotheses=("two-step", "shifted-once"))
-    once = observation_rows(drill, numbers, hypotheses=("shifted-once", "shifted-once"))
+    twice = observation_rows(drill, numbers, verdict="two-step")
+    once = observation_rows(drill, numbers, verdict="shifted-once")
     assert [row["reference"] for row in twice if row["value"] == 1.33] == [1.386]
     assert [row["reference"] for row in once if row["value"] == 1.33] == [0.693]
+    # Predicted a single shift, ran a double one: ln 2 is what their hypothesis implied.
+    implied = prediction_expectations(drill, numbers, hypothesis="shifted-once", verdict="two-step")
+    assert [(row["expected"], row["value"]) for row in implied] == [(0.693, 1.33)]
 
 
 def test_a_heatmap_chart_exports_one_row_per_layer_and_leaves_exact_zeros_grey() -> None:

@@ -59,3 +59,74 @@ def test_predict_run_watch_and_compare(page: Page, live_server: str) -> None:
     page.goto(live_server + page.locator("#run-panel h2 a").get_attribute("href"))  # type: ignore[operator]
     expect(page.locator("#verdict")).to_contain_text("matched")
     assert points_plotted(page) == 2000
+
+
+# A chart of a finished run whose series hold no points, added the way htmx adds a partial.
+EMPTY_CHART = """() => {
+  const figure = document.createElement("figure");
+  figure.className = "chart";
+  figure.id = "empty-probe";
+  figure.dataset.chart = JSON.stringify({key: "probe", title: "Probe", metrics: ["loss"],
+    y_label: "loss", log_y: false, references: [], kind: "lines", labels: {loss: "training loss"}});
+  figure.dataset.series = "{}";
+  figure.innerHTML = "<figcaption>Probe</figcaption>";
+  const partial = document.createElement("div");
+  partial.appendChild(figure);
+  document.body.appendChild(partial);
+  partial.dispatchEvent(new CustomEvent("htmx:load", {bubbles: true}));
+}"""
+
+
+def run_from_drill_page(page: Page, seed: int) -> str:
+    """Predict and run the drill open in `page`; the finished attempt's id."""
+    page.locator('input[name="hypothesis"]').first.check()
+    page.fill("#prediction", "Each rate behaves differently.")
+    page.fill("#seed", str(seed))
+    page.locator("#run-button").click()
+    panel = page.locator("#run-panel[data-attempt]:not(.live)")
+    expect(panel).to_be_visible(timeout=60_000)
+    attempt_id = panel.get_attribute("data-attempt")
+    assert attempt_id
+    return attempt_id
+
+
+def test_overlay_of_earlier_attempts_and_a_log_axis_in_one_number_format(
+    page: Page, live_server: str
+) -> None:
+    register(page, live_server, "sweep-learner")
+    page.goto(f"{live_server}/drills/lr-sweep")
+    first = run_from_drill_page(page, 0)
+    page.goto(f"{live_server}/drills/lr-sweep")
+    second = run_from_drill_page(page, 1)
+
+    page.goto(f"{live_server}/attempts/{second}")
+    loss = page.locator("#chart-loss")
+    expect(loss).to_have_attribute("data-traces", "4")  # one per learning rate
+    # The losses span 1 to 1e36: the log axis labels them in one exponent format, with no SI
+    # suffix (1µ, 1B) anywhere and each label once.
+    ticks = [t.strip() for t in loss.locator(".ytick text").all_text_contents()]
+    assert ticks and all(re.fullmatch(r"[\d.]+(e[−+-]?\d+)?", t) for t in ticks), ticks
+    assert any("e+" in t for t in ticks), ticks
+    assert len(ticks) == len(set(ticks)), ticks
+    legend = " ".join(loss.locator(".legendtext").all_text_contents())
+    assert "lr=0.01" in legend and "loss@" not in legend
+
+    page.locator("#compare-runs summary").click()
+    page.check(f'input[name="compare"][value="{first}"]')
+    page.get_by_role("button", name="Overlay the chosen runs").click()
+    expect(page).to_have_url(re.compile(rf"/attempts/{second}\?compare={first}$"))
+    for key in ("loss", "grad_norm", "update_norm"):
+        expect(page.locator(f"#chart-{key}")).to_have_attribute("data-traces", "8")
+    legend = page.locator("#chart-loss .legendtext").all_text_contents()
+    assert f"#{first} lr=0.01" in legend and f"#{second} lr=0.01" in legend, legend
+
+    # A finished run's chart with no points says so instead of drawing empty axes.
+    page.evaluate(EMPTY_CHART)
+    expect(page.locator("#empty-probe .chart-empty")).to_contain_text(
+        "No points recorded for training loss"
+    )
+    expect(page.locator("#empty-probe .plot")).to_have_count(0)
+
+    # Someone's refused id is a page that says so, not a crash.
+    response = page.goto(f"{live_server}/attempts/{second}?compare=banana")
+    assert response is not None and response.status == 422

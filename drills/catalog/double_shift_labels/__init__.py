@@ -168,6 +168,11 @@ class DoubleShiftLabels(Drill):
                 Reference("next-token entropy", "next_token_entropy"),
                 Reference("two-step entropy", "two_step_entropy"),
             ),
+            labels={
+                "loss": "loss as trained",
+                "real_token_loss": "loss on real tokens",
+                "response_loss": "loss on the response",
+            },
         ),
     )
     observations = (

@@ -109,6 +109,7 @@ class GradientCheck(Drill):
             "relative error",
             log_y=True,
             references=(Reference("tolerance", "grad_tolerance"),),
+            labels={"relative_error": "relative error"},
         ),
         Chart(
             "loss",
@@ -116,12 +117,14 @@ class GradientCheck(Drill):
             ("loss", "reference_loss"),
             "MSE",
             log_y=True,
+            labels={"loss": "hand-written backward", "reference_loss": "torch autograd"},
         ),
         Chart(
             "row_means",
             "Masked mean per row: loop vs vectorised",
             ("loop_row_mean", "vectorised_row_mean"),
             "mean",
+            labels={"loop_row_mean": "loop", "vectorised_row_mean": "vectorised"},
         ),
     )
     observations = (

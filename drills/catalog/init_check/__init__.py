@@ -99,14 +99,29 @@ class InitCheck(Drill):
             ("loss",),
             "cross-entropy (nats)",
             references=(Reference("ln(C): a model that knows nothing", "chance_loss"),),
+            labels={"loss": "training loss"},
         ),
-        Chart("activations", "Mean |activation| per layer", ("act@*",), "mean |a|", log_y=True),
-        Chart("dead", "Dead ReLU units per hidden layer", ("dead@*",), "share of units"),
+        Chart(
+            "activations",
+            "Mean |activation| per layer",
+            ("act@*",),
+            "mean |a|",
+            log_y=True,
+            labels={"act@*": ""},
+        ),
+        Chart(
+            "dead",
+            "Dead ReLU units per hidden layer",
+            ("dead@*",),
+            "share of units",
+            labels={"dead@*": ""},
+        ),
         Chart(
             "saturated",
             "Saturated softmax (top class above 0.99)",
             ("saturated",),
             "share of examples",
+            labels={"saturated": "saturated share"},
         ),
         Chart(
             "grad",
@@ -115,6 +130,7 @@ class InitCheck(Drill):
             "L2 norm",
             log_y=True,
             kind="heatmap",
+            labels={"grad@*": ""},
         ),
         Chart(
             "update_ratio",
@@ -123,6 +139,7 @@ class InitCheck(Drill):
             "||step|| / ||weights||",
             log_y=True,
             kind="heatmap",
+            labels={"update_ratio@*": ""},
         ),
     )
     observations = (

@@ -121,16 +121,29 @@ class LossSpikes(Drill):
         ),
     )
     charts = (
-        Chart("loss", "Training loss of each batch", ("loss",), "cross-entropy", log_y=True),
+        Chart(
+            "loss",
+            "Training loss of each batch",
+            ("loss",),
+            "cross-entropy",
+            log_y=True,
+            labels={"loss": "batch loss"},
+        ),
         Chart(
             "clean_loss",
             "Loss on the correct labels of all the data, after each step",
             ("clean_loss",),
             "cross-entropy",
             log_y=True,
+            labels={"clean_loss": "loss on clean labels"},
         ),
         Chart(
-            "grad_norm", "Gradient norm (before clipping)", ("grad_norm",), "L2 norm", log_y=True
+            "grad_norm",
+            "Gradient norm (before clipping)",
+            ("grad_norm",),
+            "L2 norm",
+            log_y=True,
+            labels={"grad_norm": "gradient norm"},
         ),
         Chart(
             "update_norm",
@@ -138,6 +151,7 @@ class LossSpikes(Drill):
             ("update_norm",),
             "L2 norm",
             log_y=True,
+            labels={"update_norm": "step size"},
         ),
     )
     observations = (

@@ -118,8 +118,15 @@ class LossVsMetric(Drill):
             "Loss: training batches and the evaluation set",
             ("loss", "eval_loss", "reference:*"),
             "cross-entropy (nats)",
+            labels={"loss": "training batches", "eval_loss": "evaluation set", "reference:*": ""},
         ),
-        Chart("metric", "The metric on the evaluation set", ("metric:*",), "share"),
+        Chart(
+            "metric",
+            "The metric on the evaluation set",
+            ("metric:*",),
+            "share",
+            labels={"metric:*": ""},
+        ),
     )
     # A reference is shown beside the runs it describes: a majority vote settles at the constant
     # answer's loss and accuracy; a model that learned ends near the best possible numbers.

@@ -79,14 +79,29 @@ class LrSweep(Drill):
         ),
     )
     charts = (
-        Chart("loss", "Training loss at each learning rate", ("loss@*",), "loss (MSE)", log_y=True),
-        Chart("grad_norm", "Gradient norm", ("grad_norm@*",), "L2 norm", log_y=True),
+        Chart(
+            "loss",
+            "Training loss at each learning rate",
+            ("loss@*",),
+            "loss (MSE)",
+            log_y=True,
+            labels={"loss@*": ""},
+        ),
+        Chart(
+            "grad_norm",
+            "Gradient norm",
+            ("grad_norm@*",),
+            "L2 norm",
+            log_y=True,
+            labels={"grad_norm@*": ""},
+        ),
         Chart(
             "update_norm",
             "Size of each step (how far the weights moved)",
             ("update_norm@*",),
             "L2 norm of the change",
             log_y=True,
+            labels={"update_norm@*": ""},
         ),
     )
     observations = (

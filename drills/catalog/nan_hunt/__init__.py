@@ -105,15 +105,30 @@ class NanHunt(Drill):
         ),
     )
     charts = (
-        Chart("loss", "Training loss", ("loss",), "loss"),
+        Chart("loss", "Training loss", ("loss",), "loss", labels={"loss": "training loss"}),
         Chart(
             "logit_gap",
             "Largest gap between a token's top and bottom logit",
             ("logit_gap",),
             "logit gap",
+            labels={"logit_gap": "logit gap"},
         ),
-        Chart("grad_norm", "Gradient norm", ("grad_norm",), "L2 norm", log_y=True),
-        Chart("weight_norm", "Norm of all weights", ("weight_norm",), "L2 norm", log_y=True),
+        Chart(
+            "grad_norm",
+            "Gradient norm",
+            ("grad_norm",),
+            "L2 norm",
+            log_y=True,
+            labels={"grad_norm": "gradient norm"},
+        ),
+        Chart(
+            "weight_norm",
+            "Norm of all weights",
+            ("weight_norm",),
+            "L2 norm",
+            log_y=True,
+            labels={"weight_norm": "weight norm"},
+        ),
     )
     observations = (
         Observation("first_nonfinite_stage", "Stage of the first non-finite tensor"),

@@ -73,12 +73,13 @@ class OptimizerMembership(Drill):
         ),
     )
     charts = (
-        Chart("loss", "Training loss", ("loss",), "loss"),
+        Chart("loss", "Training loss", ("loss",), "loss", labels={"loss": "training loss"}),
         Chart(
             "update",
             "How far each part moved in each optimizer step",
             ("update@*",),
             "L2 norm of the step",
+            labels={"update@*": ""},
         ),
     )
     observations = (

@@ -108,9 +108,22 @@ class OverfitOneBatch(Drill):
         ),
     )
     charts = (
-        Chart("loss", "Training loss", ("loss",), "loss"),
-        Chart("p_correct", "Probability of the correct class", ("p_correct",), "probability"),
-        Chart("grad_norm", "Gradient norm", ("grad_norm",), "L2 norm", log_y=True),
+        Chart("loss", "Training loss", ("loss",), "loss", labels={"loss": "training loss"}),
+        Chart(
+            "p_correct",
+            "Probability of the correct class",
+            ("p_correct",),
+            "probability",
+            labels={"p_correct": "p(correct class)"},
+        ),
+        Chart(
+            "grad_norm",
+            "Gradient norm",
+            ("grad_norm",),
+            "L2 norm",
+            log_y=True,
+            labels={"grad_norm": "gradient norm"},
+        ),
     )
     observations = (
         Observation(

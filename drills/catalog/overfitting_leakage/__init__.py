@@ -112,12 +112,17 @@ class OverfittingLeakage(Drill):
             "Loss on training, validation and clean held-out data",
             ("train", "val", "clean"),
             "cross-entropy (nats)",
+            labels={"train": "training", "val": "validation", "clean": "clean held-out"},
         ),
         Chart(
             "gaps",
             "Generalisation gap: each loss minus the training loss",
             ("val_minus_train", "clean_minus_train"),
             "nats",
+            labels={
+                "val_minus_train": "validation − training",
+                "clean_minus_train": "clean held-out − training",
+            },
         ),
     )
     observations = (

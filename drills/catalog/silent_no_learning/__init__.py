@@ -86,9 +86,28 @@ class SilentNoLearning(Drill):
         ),
     )
     charts = (
-        Chart("loss", "Training loss (what the loop minimises)", ("loss",), "loss"),
-        Chart("accuracy", "Accuracy on each batch", ("accuracy",), "share correct"),
-        Chart("grad_norm", "Total gradient norm", ("grad_norm",), "L2 norm", log_y=True),
+        Chart(
+            "loss",
+            "Training loss (what the loop minimises)",
+            ("loss",),
+            "loss",
+            labels={"loss": "training loss"},
+        ),
+        Chart(
+            "accuracy",
+            "Accuracy on each batch",
+            ("accuracy",),
+            "share correct",
+            labels={"accuracy": "batch accuracy"},
+        ),
+        Chart(
+            "grad_norm",
+            "Total gradient norm",
+            ("grad_norm",),
+            "L2 norm",
+            log_y=True,
+            labels={"grad_norm": "gradient norm"},
+        ),
         Chart(
             "grad",
             "Gradient norm per layer over time (grey: no gradient)",
@@ -96,6 +115,7 @@ class SilentNoLearning(Drill):
             "L2 norm",
             log_y=True,
             kind="heatmap",
+            labels={"grad@*": ""},
         ),
         Chart(
             "update_ratio",
@@ -104,6 +124,7 @@ class SilentNoLearning(Drill):
             "||step|| / ||weights||",
             log_y=True,
             kind="heatmap",
+            labels={"update_ratio@*": ""},
         ),
     )
     observations = (

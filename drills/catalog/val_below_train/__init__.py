@@ -126,12 +126,21 @@ class ValBelowTrain(Drill):
             "Loss per epoch, measured three ways",
             ("train_online", "train_eval", "val"),
             "cross-entropy (nats)",
+            labels={
+                "train_online": "training, online",
+                "train_eval": "training, eval mode",
+                "val": "validation",
+            },
         ),
         Chart(
             "gaps",
             "Distance from the training loss re-scored in eval mode",
             ("online_minus_train_eval", "val_minus_train_eval"),
             "nats",
+            labels={
+                "online_minus_train_eval": "online − eval-mode training",
+                "val_minus_train_eval": "validation − eval-mode training",
+            },
         ),
     )
     # Each reference sits beside the runs it describes: the logged loss matches the re-scored
