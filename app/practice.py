@@ -237,6 +237,26 @@ def _case_miss_item(session: Session, card: ReviewCard, case_attempt: CaseAttemp
     )
 
 
+def item_title(key: str) -> str:
+    """A short name for any item key, for lists that show many learners' items."""
+    try:
+        if key.startswith(TRACK):
+            return get_item(key.removeprefix(TRACK)).prompt
+        if key.startswith(DRILL_MISS):
+            slug, _, shown = key.removeprefix(DRILL_MISS).partition(":")
+            drill = describe(get_drill(slug))
+            texts = {item["key"]: item["text"] for item in drill["hypotheses"]}
+            showed = texts.get(shown, shown)
+            return f"A missed prediction in {drill['title']}: the run showed “{showed}”"
+        if key.startswith(CASE_MISS):
+            return (
+                f"A cause named wrongly in the case {get_case(key.removeprefix(CASE_MISS)).title}"
+            )
+    except (UnknownItem, UnknownCase, KeyError):
+        pass
+    return key
+
+
 def practice_item(session: Session, *, learner_id: int, key: str) -> PracticeItem:
     """The item behind `key` for this learner; a miss item is theirs alone."""
     try:

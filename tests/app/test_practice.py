@@ -247,3 +247,53 @@ def test_two_ratings_at_once_count_once(
     )
     assert statuses == [303, 409]
     assert len(logs(client)) == reviewed_before + 1
+
+
+def test_every_review_is_a_signed_statement_in_the_export(client: TestClient, clock: Clock) -> None:
+    review(client, FIRST, "again", answer="A first try.")
+    clock.now += timedelta(minutes=11)
+    review(client, FIRST, "good", answer="Overfit one small batch.")
+    export = client.get("/portfolio/export.json").json()
+    reviews = [s for s in export["statements"] if s["id"].startswith("drillbook:spaced-review:")]
+    assert [s["verb"]["display"]["en"] for s in reviews] == ["rated", "rated"]
+    assert [s["result"]["rating"] for s in reviews] == ["again", "good"]
+    assert reviews[1]["result"]["response"] == "Overfit one small batch."
+    assert reviews[1]["object"]["id"] == f"urn:drillbook:review-item:{FIRST}"
+    assert reviews[1]["object"]["definition"]["name"]["en"] == all_items()[0].prompt
+    assert reviews[1]["context"]["days_since_last_review"] > 0
+    assert all(len(s["digest"]) == 64 for s in reviews)
+
+
+def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
+    client: TestClient, clock: Clock
+) -> None:
+    from app.models import Role
+    from tests.app.factories import add_cohort
+
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+    ida = make_user(engine, "ida", Role.instructor)
+    cohort = add_cohort(engine, ida.saved_id, name="Autumn", code="AUTUMN42", learners=[me])
+    second = f"track:{all_items()[1].key}"
+    review(client, FIRST, "again")
+    clock.now += timedelta(minutes=11)
+    review(client, FIRST, "good")
+    review(client, second, "good")
+    # Days later: one recalled, one forgotten; both reviews come a day or more after the last.
+    clock.now = MONDAY + timedelta(days=30)
+    review(client, FIRST, "good")
+    review(client, second, "again")
+    instructor = signed_in(client.app, "ida")  # type: ignore[arg-type]
+    page = instructor.get(f"/cohorts/{cohort}").text
+    assert re.search(r'id="cohort-retention">50%</strong>\s+of 2 reviews', page)
+    row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
+    assert row
+    cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
+    assert cells == ["0", "0", "5", "50%"]  # the one failed today is back in 10 minutes
+    hardest = page.split('id="hardest-items"', 1)[1].split("</ol>", 1)[0]
+    assert all_items()[0].prompt[:40] in hardest and "“again” 1 of 3 reviews" in hardest
+    # Long after, both are overdue (due before that day began).
+    clock.now = MONDAY + timedelta(days=400)
+    page = instructor.get(f"/cohorts/{cohort}").text
+    row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
+    assert row and re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[:2] == ["2", "2"]
