@@ -82,7 +82,7 @@ class PracticeItem:
 @dataclass(frozen=True)
 class DueEntry:
     key: str
-    prompt: str
+    title: str  # plain text, and never the answer (the list is read before answering)
     source: ReviewSource
     due_at: datetime | None  # None: a new item, never reviewed
     reviews: int
@@ -200,13 +200,28 @@ def _drill_miss_item(card: ReviewCard, attempt: Attempt) -> PracticeItem:
             f"In *{drill['title']}* you predicted: “{predicted}” The run showed something "
             "else. What did it show, and which sign in its curves or tables told the two apart?"
         ),
-        answer=f"The run showed: **{shown}**",
+        answer=f"The run showed: **{shown}**" + _measured(drill, attempt),
         evidence=[Link(f"Your run #{attempt.id}", f"/attempts/{attempt.id}")],
         retry=Link(
             "Predict and run the same setup with a new seed",
             f"/drills/{attempt.drill_slug}?seed={seed}&{query}",
         ),
     )
+
+
+def _measured(drill: dict[str, Any], attempt: Attempt) -> str:
+    """The run's own numbers, as a Markdown list: the signs that told the failures apart."""
+    signature = attempt.signature or {}
+    lines = []
+    for item in drill["observations"]:
+        value = signature.get(item["key"])
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            line = f"- {item['label']}: {value:.4g}"
+            if line not in lines:
+                lines.append(line)
+    if not lines:
+        return ""
+    return "\n\nWhat your run measured:\n\n" + "\n".join(lines[:6])
 
 
 def _case_miss_item(session: Session, card: ReviewCard, case_attempt: CaseAttempt) -> PracticeItem:
@@ -243,11 +258,10 @@ def item_title(key: str) -> str:
         if key.startswith(TRACK):
             return get_item(key.removeprefix(TRACK)).prompt
         if key.startswith(DRILL_MISS):
-            slug, _, shown = key.removeprefix(DRILL_MISS).partition(":")
+            slug = key.removeprefix(DRILL_MISS).partition(":")[0]
             drill = describe(get_drill(slug))
-            texts = {item["key"]: item["text"] for item in drill["hypotheses"]}
-            showed = texts.get(shown, shown)
-            return f"A missed prediction in {drill['title']}: the run showed “{showed}”"
+            # Not what the run showed: the list is read before the learner answers.
+            return f"Your missed prediction in {drill['title']}"
         if key.startswith(CASE_MISS):
             return (
                 f"A cause named wrongly in the case {get_case(key.removeprefix(CASE_MISS)).title}"
@@ -294,7 +308,9 @@ def due_today(session: Session, *, learner_id: int, now: datetime) -> DueToday:
             item = practice_item(session, learner_id=learner_id, key=card.item_key)
         except UnknownPracticeItem:
             continue
-        entry = DueEntry(card.item_key, item.prompt, item.source, card.due_at, card.reviews)
+        entry = DueEntry(
+            card.item_key, item_title(card.item_key), item.source, card.due_at, card.reviews
+        )
         if card.due_at <= now:
             ready.append(entry)
         elif card.due_at < tomorrow:

@@ -13,6 +13,7 @@ from sqlmodel import Session, select
 from app.deps import get_now
 from app.models import ReviewCard, ReviewLogEntry
 from app.practice import NEW_PER_DAY
+from drills.core.registry import get_drill
 from drills.practice.items import all_items
 from tests.app.factories import engine_of, signed_in
 from tests.conftest import make_user, wait_until_final
@@ -180,6 +181,15 @@ def test_a_missed_prediction_becomes_a_review_that_comes_back_with_a_new_seed(
     assert final["observed_hypothesis"] != "fits"
     key = f"drill-miss:overfit-one-batch:{final['observed_hypothesis']}"
     assert ready_keys(client)[0] == key  # a miss comes before the day's new items
+    # The list is read before answering: it names the miss, not what the run showed.
+    shown_text = next(
+        h.text
+        for h in get_drill("overfit-one-batch").hypotheses
+        if h.key == final["observed_hypothesis"]
+    )
+    listed = client.get("/practice").text
+    assert "Your missed prediction in Overfit a single batch" in listed
+    assert shown_text[:30] not in listed
     shown = client.post(f"/practice/{key}/answer", data={"answer": "?", "seen_reviews": "0"}).text
     assert f'href="/attempts/{attempt_id}"' in shown
     retry = re.search(r'href="(/drills/overfit-one-batch\?seed=(\d+)&[^"]+)"', shown)
