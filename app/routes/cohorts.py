@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app import cohorts
+from app import cohorts, practice
 from app.case_results import cohort_case_results
 from app.deps import CohortDep, CurrentUser, InstructorDep, NowDep, SessionDep
 from app.forms import FormDep
@@ -63,6 +63,8 @@ def cohort_context(
         "drills": [describe(d) for d in all_drills()],
         "case_results": cohort_case_results(session, learners),
         "practice": cohort_practice(session, learners, now=now),
+        "review_items": practice.cohort_items(session, cohort_id=cohort.id or 0),
+        "item_form": {},
         "errors": {"case_budget": budget_error} if budget_error else {},
     }
 
@@ -83,6 +85,28 @@ def set_case_budget(
         context = cohort_context(session, cohort, budget_error=str(error), now=now)
         return templates.TemplateResponse(request, "pages/cohort.html", context, status_code=422)
     return RedirectResponse(f"/cohorts/{cohort.id}#cases", status_code=303)
+
+
+@router.post("/cohorts/{cohort_id}/review-items", response_model=None)
+def add_review_item(
+    request: Request,
+    cohort: CohortDep,
+    fields: FormDep,
+    session: SessionDep,
+    user: CurrentUser,
+    now: NowDep,
+) -> Response:
+    """A review question of the instructor's own, due to the cohort's learners as a new item."""
+    prompt, answer = fields.get("prompt", ""), fields.get("answer", "")
+    try:
+        practice.add_cohort_item(
+            session, cohort=cohort, author_id=user.saved_id, prompt=prompt, answer=answer
+        )
+    except practice.InvalidReview as error:
+        context = cohort_context(session, cohort, now=now)
+        context |= {"errors": error.errors, "item_form": {"prompt": prompt, "answer": answer}}
+        return templates.TemplateResponse(request, "pages/cohort.html", context, status_code=422)
+    return RedirectResponse(f"/cohorts/{cohort.id}#review-items", status_code=303)
 
 
 @router.get("/cohorts/{cohort_id}/progress.csv")

@@ -307,3 +307,43 @@ def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
     page = instructor.get(f"/cohorts/{cohort}").text
     row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
     assert row and re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[:2] == ["2", "2"]
+
+
+def test_a_cohort_adds_its_own_items_for_its_learners_only(
+    client: TestClient, clock: Clock
+) -> None:
+    from app.models import Role
+    from tests.app.factories import add_cohort
+
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+    ida = make_user(engine, "ida", Role.instructor)
+    cohort = add_cohort(engine, ida.saved_id, name="Autumn", code="AUTUMN42", learners=[me])
+    instructor = signed_in(client.app, "ida")  # type: ignore[arg-type]
+    empty = instructor.post(f"/cohorts/{cohort}/review-items", data={"prompt": " ", "answer": ""})
+    assert empty.status_code == 422
+    assert 'aria-describedby="error-prompt"' in empty.text
+    assert 'aria-describedby="error-answer"' in empty.text
+    added = instructor.post(
+        f"/cohorts/{cohort}/review-items",
+        data={
+            "prompt": "Why is the *first* loss near ln(10)? <script>alert(1)</script>",
+            "answer": "Ten classes, **uniform** guesses.",
+        },
+        follow_redirects=False,
+    )
+    assert added.status_code == 303
+    page = instructor.get(f"/cohorts/{cohort}").text
+    assert "<em>first</em>" in page and "<script>alert" not in page
+    key = ready_keys(client)[0]
+    assert key.startswith("cohort:")  # before the track's new items
+    assert len(ready_keys(client)) == NEW_PER_DAY
+    shown = client.post(f"/practice/{key}/answer", data={"answer": "?", "seen_reviews": "0"})
+    assert "<strong>uniform</strong>" in shown.text and "<script>alert" not in shown.text
+    review(client, key, "good")
+    assert key not in ready_keys(client)
+    # A learner outside the cohort never meets it.
+    make_user(engine, "learner-b")
+    other = signed_in(client.app, "learner-b")  # type: ignore[arg-type]
+    assert other.get(f"/practice/{key}").status_code == 404
+    assert all(not k.startswith("cohort:") for k in ready_keys(other))
