@@ -347,3 +347,39 @@ def test_a_cohort_adds_its_own_items_for_its_learners_only(
     other = signed_in(client.app, "learner-b")  # type: ignore[arg-type]
     assert other.get(f"/practice/{key}").status_code == 404
     assert all(not k.startswith("cohort:") for k in ready_keys(other))
+
+
+def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock) -> None:
+    from app.models import CaseAttempt, CaseStage
+    from tests.app.factories import add_attempt, add_case_attempt
+
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+
+    def done() -> set[str]:
+        page = client.get("/progress").text
+        return set(re.findall(r'<li class="done" data-step="([^"]+)"', page))
+
+    assert done() == set()
+    assert "0 of " in client.get("/").text.split('id="path-summary"', 1)[1][:200]
+    # A missed prediction does not tick the drill; a matched one does.
+    add_attempt(engine, me, fixed=False)  # predicted "fits", the run shows detached labels
+    assert "drill:overfit-one-batch" not in done()
+    add_attempt(engine, me, fixed=True)
+    assert "drill:overfit-one-batch" in done()
+    # A review rated "again" does not tick it; "good" does.
+    review(client, "track:diagnostic-stack", "again")
+    assert "review:diagnostic-stack" not in done()
+    clock.now += timedelta(minutes=11)
+    review(client, "track:diagnostic-stack", "good")
+    assert "review:diagnostic-stack" in done()
+    # A solved case ticks; a missed one (cause named wrongly) does not.
+    solved, _ = add_case_attempt(engine, me)  # frozen-features, cause named
+    assert "case:frozen-features" in done()
+    with Session(engine) as session:
+        row = session.get(CaseAttempt, solved)
+        assert row is not None and row.stage == CaseStage.revealed
+        row.score = {**(row.score or {}), "cause_named": False}
+        session.add(row)
+        session.commit()
+    assert "case:frozen-features" not in done()
