@@ -18,6 +18,8 @@ MAX_DIAGNOSIS_TEXT = 1000  # the intervention and the confirming evidence of a c
 MAX_CASE_KEY = 64  # a case, cause, experiment or fix key
 MIN_CASE_BUDGET, MAX_CASE_BUDGET = 1, 10  # experiments a cohort allows per case
 MAX_REVIEW_ANSWER = 2000  # what a learner types from memory before seeing a model answer
+MAX_REVIEW_PROMPT = 1000  # a review question an instructor writes for their cohort
+MAX_REVIEW_MODEL_ANSWER = 4000  # and its model answer
 MAX_ITEM_KEY = 160  # a review item's key: "drill-miss:<drill>:<hypothesis>" and the like
 
 __all__ = [
@@ -33,6 +35,8 @@ __all__ = [
     "MAX_ITEM_KEY",
     "MAX_REVIEW_ANSWER",
     "MAX_REVIEW_COMMENT",
+    "MAX_REVIEW_MODEL_ANSWER",
+    "MAX_REVIEW_PROMPT",
     "MAX_SEED",
     "MAX_SUBMISSION_TEXT",
     "MIN_CASE_BUDGET",

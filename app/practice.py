@@ -23,6 +23,9 @@ from app import limits
 from app.models import (
     Attempt,
     CaseAttempt,
+    Cohort,
+    CohortMembership,
+    CohortReviewItem,
     ReviewCard,
     ReviewLogEntry,
     ReviewRating,
@@ -38,7 +41,9 @@ from drills.practice.items import TOPICS, UnknownItem, all_items, get_item
 # New track items a learner meets per day: enough to build a habit, few enough that the day's
 # reviews stay a few minutes long as the earlier ones come back.
 NEW_PER_DAY = 5
-TRACK, DRILL_MISS, CASE_MISS = "track:", "drill-miss:", "case-miss:"
+TRACK, COHORT, DRILL_MISS, CASE_MISS = "track:", "cohort:", "drill-miss:", "case-miss:"
+# Items a learner meets as new ones (a few a day), as opposed to their misses (due at once).
+INTRODUCED = (ReviewSource.track, ReviewSource.cohort)
 
 
 class UnknownPracticeItem(LookupError):
@@ -82,7 +87,7 @@ class PracticeItem:
 @dataclass(frozen=True)
 class DueEntry:
     key: str
-    prompt: str
+    title: str  # plain text, and never the answer (the list is read before answering)
     source: ReviewSource
     due_at: datetime | None  # None: a new item, never reviewed
     reviews: int
@@ -200,13 +205,28 @@ def _drill_miss_item(card: ReviewCard, attempt: Attempt) -> PracticeItem:
             f"In *{drill['title']}* you predicted: “{predicted}” The run showed something "
             "else. What did it show, and which sign in its curves or tables told the two apart?"
         ),
-        answer=f"The run showed: **{shown}**",
+        answer=f"The run showed: **{shown}**" + _measured(drill, attempt),
         evidence=[Link(f"Your run #{attempt.id}", f"/attempts/{attempt.id}")],
         retry=Link(
             "Predict and run the same setup with a new seed",
             f"/drills/{attempt.drill_slug}?seed={seed}&{query}",
         ),
     )
+
+
+def _measured(drill: dict[str, Any], attempt: Attempt) -> str:
+    """The run's own numbers, as a Markdown list: the signs that told the failures apart."""
+    signature = attempt.signature or {}
+    lines = []
+    for item in drill["observations"]:
+        value = signature.get(item["key"])
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            line = f"- {item['label']}: {value:.4g}"
+            if line not in lines:
+                lines.append(line)
+    if not lines:
+        return ""
+    return "\n\nWhat your run measured:\n\n" + "\n".join(lines[:6])
 
 
 def _case_miss_item(session: Session, card: ReviewCard, case_attempt: CaseAttempt) -> PracticeItem:
@@ -237,11 +257,67 @@ def _case_miss_item(session: Session, card: ReviewCard, case_attempt: CaseAttemp
     )
 
 
+def item_title(key: str) -> str:
+    """A short name for any item key, for lists that show many learners' items."""
+    try:
+        if key.startswith(TRACK):
+            return get_item(key.removeprefix(TRACK)).prompt
+        if key.startswith(COHORT):
+            return "A question from your instructor"
+        if key.startswith(DRILL_MISS):
+            slug = key.removeprefix(DRILL_MISS).partition(":")[0]
+            drill = describe(get_drill(slug))
+            # Not what the run showed: the list is read before the learner answers.
+            return f"Your missed prediction in {drill['title']}"
+        if key.startswith(CASE_MISS):
+            return f"Your verdict in the case {get_case(key.removeprefix(CASE_MISS)).title}"
+    except (UnknownItem, UnknownCase, KeyError):
+        pass
+    return key
+
+
+def _cohort_items(session: Session, learner_id: int) -> list[CohortReviewItem]:
+    """The items the instructors of the learner's cohorts wrote, oldest first."""
+    return list(
+        session.exec(
+            select(CohortReviewItem)
+            .join(
+                CohortMembership,
+                col(CohortMembership.cohort_id) == col(CohortReviewItem.cohort_id),
+            )
+            .where(CohortMembership.learner_id == learner_id)
+            .order_by(col(CohortReviewItem.id))
+        ).all()
+    )
+
+
+def _cohort_item(session: Session, learner_id: int, key: str) -> PracticeItem | None:
+    """A cohort's item, for its learners only."""
+    raw = key.removeprefix(COHORT)
+    item_id = int(raw) if raw.isascii() and raw.isdigit() else 0
+    for item in _cohort_items(session, learner_id):
+        if item.id == item_id:
+            cohort = session.get(Cohort, item.cohort_id)
+            return PracticeItem(
+                key=key,
+                source=ReviewSource.cohort,
+                topic=f"From your cohort {cohort.name}" if cohort else "From your cohort",
+                prompt=item.prompt,
+                answer=item.answer,
+            )
+    return None
+
+
 def practice_item(session: Session, *, learner_id: int, key: str) -> PracticeItem:
     """The item behind `key` for this learner; a miss item is theirs alone."""
     try:
         if key.startswith(TRACK):
             return _track_item(key)
+        if key.startswith(COHORT):
+            own = _cohort_item(session, learner_id, key)
+            if own is not None:
+                return own
+            raise UnknownPracticeItem(key)
         card = card_of(session, learner_id=learner_id, key=key)
         if card is not None and card.attempt_id is not None and key.startswith(DRILL_MISS):
             attempt = session.get(Attempt, card.attempt_id)
@@ -274,36 +350,43 @@ def due_today(session: Session, *, learner_id: int, now: datetime) -> DueToday:
             item = practice_item(session, learner_id=learner_id, key=card.item_key)
         except UnknownPracticeItem:
             continue
-        entry = DueEntry(card.item_key, item.prompt, item.source, card.due_at, card.reviews)
+        # A cohort's question is its own title; other titles never give the answer away.
+        title = item.prompt if item.source == ReviewSource.cohort else item_title(card.item_key)
+        entry = DueEntry(card.item_key, title, item.source, card.due_at, card.reviews)
         if card.due_at <= now:
             ready.append(entry)
         elif card.due_at < tomorrow:
             later.append(entry)
         elif next_due is None:
             next_due = card.due_at
-    ready.extend(_new_track_items(session, learner_id, cards, now))
+    ready.extend(_new_items(session, learner_id, cards, now))
     return DueToday(ready=ready, later_today=later, next_due_at=next_due)
 
 
-def _new_track_items(
+def _new_items(
     session: Session, learner_id: int, cards: Sequence[ReviewCard], now: datetime
 ) -> list[DueEntry]:
-    """The next track items the learner has not met, as many as today's allowance leaves."""
+    """The next items the learner has not met (their instructors' first, then the track's), as
+    many as today's allowance leaves."""
     met = {card.item_key for card in cards}
     met_today = session.exec(
         select(func.count())
         .select_from(ReviewCard)
         .where(
             ReviewCard.learner_id == learner_id,
-            ReviewCard.source == ReviewSource.track,
+            col(ReviewCard.source).in_(INTRODUCED),
             col(ReviewCard.created_at) >= day_start(now),
         )
     ).one()
     allowance = max(0, NEW_PER_DAY - int(met_today))
-    fresh = [item for item in all_items() if f"{TRACK}{item.key}" not in met][:allowance]
-    return [
-        DueEntry(f"{TRACK}{item.key}", item.prompt, ReviewSource.track, None, 0) for item in fresh
+    candidates = [
+        DueEntry(f"{COHORT}{item.id}", item.prompt, ReviewSource.cohort, None, 0)
+        for item in _cohort_items(session, learner_id)
+    ] + [
+        DueEntry(f"{TRACK}{item.key}", item.prompt, ReviewSource.track, None, 0)
+        for item in all_items()
     ]
+    return [entry for entry in candidates if entry.key not in met][:allowance]
 
 
 # -- Rating ---------------------------------------------------------------------------------
@@ -343,12 +426,12 @@ def rate(
     chosen = _validated(answer, rating)
     card = card_of(session, learner_id=learner_id, key=key)
     if card is None:
-        if item.source != ReviewSource.track:
+        if item.source not in INTRODUCED:
             raise UnknownPracticeItem(key)
         card = ReviewCard(
             learner_id=learner_id,
             item_key=key,
-            source=ReviewSource.track,
+            source=item.source,
             due_at=now,
             created_at=now,
         )
@@ -402,5 +485,40 @@ def review_log(session: Session, *, learner_id: int) -> list[ReviewLogEntry]:
             select(ReviewLogEntry)
             .where(ReviewLogEntry.learner_id == learner_id)
             .order_by(col(ReviewLogEntry.reviewed_at))
+        ).all()
+    )
+
+
+def add_cohort_item(
+    session: Session, *, cohort: Cohort, author_id: int, prompt: str, answer: str
+) -> CohortReviewItem:
+    """A review question for the cohort's learners; every problem with it is named at once."""
+    errors = {}
+    for name, what, text, cap in (
+        ("prompt", "question", prompt, limits.MAX_REVIEW_PROMPT),
+        ("answer", "model answer", answer, limits.MAX_REVIEW_MODEL_ANSWER),
+    ):
+        if not text.strip():
+            errors[name] = f"Write the {what}."
+        elif len(text) > cap:
+            errors[name] = f"Keep the {what} under {cap} characters."
+    if errors:
+        raise InvalidReview(errors)
+    assert cohort.id is not None
+    item = CohortReviewItem(
+        cohort_id=cohort.id, author_id=author_id, prompt=prompt.strip(), answer=answer.strip()
+    )
+    session.add(item)
+    session.commit()
+    session.refresh(item)
+    return item
+
+
+def cohort_items(session: Session, *, cohort_id: int) -> list[CohortReviewItem]:
+    return list(
+        session.exec(
+            select(CohortReviewItem)
+            .where(CohortReviewItem.cohort_id == cohort_id)
+            .order_by(col(CohortReviewItem.id))
         ).all()
     )

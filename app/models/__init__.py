@@ -24,7 +24,13 @@ from app.models.cases import (
     CaseStage,
 )
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
-from app.models.practice import ReviewCard, ReviewLogEntry, ReviewRating, ReviewSource
+from app.models.practice import (
+    CohortReviewItem,
+    ReviewCard,
+    ReviewLogEntry,
+    ReviewRating,
+    ReviewSource,
+)
 from app.models.replays import Replay, ReplayStatus, ReplayVerdict
 from app.models.reviews import (
     RUBRIC,
@@ -52,6 +58,7 @@ __all__ = [
     "ReviewRating",
     "ReviewSource",
     "CaseAttempt",
+    "CohortReviewItem",
     "CaseReview",
     "CaseRun",
     "CaseRunKind",

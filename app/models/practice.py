@@ -20,6 +20,7 @@ from app.models.types import JSONDocument
 
 class ReviewSource(StrEnum):
     track = "track"  # one of the track's items (drills/practice/items.py)
+    cohort = "cohort"  # written by a cohort's instructor, for its learners
     drill_miss = "drill_miss"  # a drill run showed another failure than the learner predicted
     case_miss = "case_miss"  # a case revealed another cause than the one the learner named
 
@@ -68,3 +69,17 @@ class ReviewLogEntry(SQLModel, table=True):
     retrievability: float | None = None  # FSRS's predicted recall at this review
     due_after: datetime
     reviewed_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class CohortReviewItem(SQLModel, table=True):
+    """A review question a cohort's instructor wrote for its learners (Markdown, rendered
+    sanitised like every learner's text). Its key is "cohort:<id>"."""
+
+    __tablename__ = "cohort_review_item"
+
+    id: int | None = Field(default=None, primary_key=True)
+    cohort_id: int = Field(foreign_key="cohort.id", index=True, ondelete="CASCADE")
+    author_id: int = Field(foreign_key="user.id")
+    prompt: str = Field(max_length=limits.MAX_REVIEW_PROMPT)
+    answer: str = Field(max_length=limits.MAX_REVIEW_MODEL_ANSWER)
+    created_at: datetime = Field(default_factory=utcnow)

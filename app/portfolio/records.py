@@ -19,6 +19,7 @@ from app.models import (
     MetricPoint,
     Replay,
     Review,
+    ReviewLogEntry,
     Submission,
     User,
 )
@@ -33,6 +34,8 @@ class LearnerRecords:
     submissions: list[Submission] = field(default_factory=list)
     # Revealed cases only: an open case's draw names the cause it hides.
     case_attempts: list[CaseAttempt] = field(default_factory=list)
+    # Every spaced review: what was typed from memory, and the rating.
+    review_log: list[ReviewLogEntry] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +70,12 @@ def load_records(session: Session, learners: list[User]) -> Records:
         .order_by(col(CaseAttempt.id))
     ):
         by_learner[case_attempt.learner_id].case_attempts.append(case_attempt)
+    for entry in session.exec(
+        select(ReviewLogEntry)
+        .where(col(ReviewLogEntry.learner_id).in_(ids))
+        .order_by(col(ReviewLogEntry.id))
+    ):
+        by_learner[entry.learner_id].review_log.append(entry)
     reviews: dict[int, list[Review]] = defaultdict(list)
     for review in session.exec(
         select(Review)

@@ -1,5 +1,5 @@
-"""xAPI-shaped statements of a learner's work: one per attempt, per submission, per review and
-per revealed case.
+"""xAPI-shaped statements of a learner's work: one per attempt, per submission, per review, per
+revealed case and per spaced review.
 
 Each statement carries `digest`, the sha256 of its own canonical JSON without that field, so a
 reader can tell which record changed. Ids are stable ("drillbook:attempt:12"), so the same record
@@ -16,6 +16,7 @@ from app.models import (
     CaseAttempt,
     Replay,
     Review,
+    ReviewLogEntry,
     Submission,
     User,
 )
@@ -52,6 +53,10 @@ def case_attempt_id(case_attempt_pk: int) -> str:
     return f"drillbook:case-attempt:{case_attempt_pk}"
 
 
+def spaced_review_id(entry_pk: int) -> str:
+    return f"drillbook:spaced-review:{entry_pk}"
+
+
 def statements_for(records: Records) -> list[dict[str, Any]]:
     """Every attempt, submission and review of these learners, learner by learner, in the order
     the records were made."""
@@ -78,6 +83,7 @@ def statements_for(records: Records) -> list[dict[str, Any]]:
         out += [
             digested(_case(case_attempt, learner)) for case_attempt in learner_records.case_attempts
         ]
+        out += [digested(_spaced_review(entry, learner)) for entry in learner_records.review_log]
     return out
 
 
@@ -264,4 +270,38 @@ def _case(case_attempt: CaseAttempt, learner: User | None) -> dict[str, Any]:
             "diagnosed_at": timestamp(case_attempt.diagnosed_at),
         },
         "timestamp": timestamp(case_attempt.revealed_at),
+    }
+
+
+def _spaced_review(entry: ReviewLogEntry, learner: User | None) -> dict[str, Any]:
+    """One spaced review: the answer typed from memory before the model answer was shown, and
+    how the learner rated their recall (which set when the item comes back)."""
+    from drills.practice.items import UnknownItem, get_item
+
+    assert entry.id is not None
+    name = entry.item_key
+    if entry.item_key.startswith("track:"):
+        try:
+            name = get_item(entry.item_key.removeprefix("track:")).prompt
+        except UnknownItem:  # retired from the track: the record still stands
+            pass
+    return {
+        "id": spaced_review_id(entry.id),
+        "actor": agent(learner),
+        "verb": verb("rated"),
+        "object": {
+            "id": f"urn:drillbook:review-item:{entry.item_key}",
+            "definition": {"name": {"en": name}},
+        },
+        "result": {
+            "response": entry.answer,
+            "rating": entry.rating,
+            "success": entry.rating != "again",
+        },
+        "context": {
+            "days_since_last_review": entry.elapsed_days,
+            "predicted_recall": entry.retrievability,
+            "due_next": timestamp(entry.due_after),
+        },
+        "timestamp": timestamp(entry.reviewed_at),
     }

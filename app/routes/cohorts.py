@@ -1,16 +1,18 @@
 """Instructors run cohorts; learners join them with a code."""
 
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app import cohorts
+from app import cohorts, practice
 from app.case_results import cohort_case_results
-from app.deps import CohortDep, CurrentUser, InstructorDep, SessionDep
+from app.deps import CohortDep, CurrentUser, InstructorDep, NowDep, SessionDep
 from app.forms import FormDep
 from app.models import Cohort
+from app.practice_results import cohort_practice
 from app.progress import cohort_csv, cohort_learners, progress_grid, work_links
 from app.templating import templates
 from drills.core.catalogue import describe
@@ -42,13 +44,14 @@ def create_cohort(
 
 @router.get("/cohorts/{cohort_id}", response_class=HTMLResponse)
 def cohort_page(
-    request: Request, cohort: CohortDep, session: SessionDep, user: CurrentUser
+    request: Request, cohort: CohortDep, session: SessionDep, user: CurrentUser, now: NowDep
 ) -> HTMLResponse:
-    return templates.TemplateResponse(request, "pages/cohort.html", cohort_context(session, cohort))
+    context = cohort_context(session, cohort, now=now)
+    return templates.TemplateResponse(request, "pages/cohort.html", context)
 
 
 def cohort_context(
-    session: Session, cohort: Cohort, budget_error: str | None = None
+    session: Session, cohort: Cohort, budget_error: str | None = None, *, now: datetime
 ) -> dict[str, Any]:
     learners = cohort_learners(session, cohort=cohort)
     ids = [u.id for u in learners if u.id is not None]
@@ -59,21 +62,51 @@ def cohort_context(
         "links": work_links(session, learner_ids=ids),
         "drills": [describe(d) for d in all_drills()],
         "case_results": cohort_case_results(session, learners),
+        "practice": cohort_practice(session, learners, now=now),
+        "review_items": practice.cohort_items(session, cohort_id=cohort.id or 0),
+        "item_form": {},
         "errors": {"case_budget": budget_error} if budget_error else {},
     }
 
 
 @router.post("/cohorts/{cohort_id}/case-budget", response_model=None)
 def set_case_budget(
-    request: Request, cohort: CohortDep, fields: FormDep, session: SessionDep, user: CurrentUser
+    request: Request,
+    cohort: CohortDep,
+    fields: FormDep,
+    session: SessionDep,
+    user: CurrentUser,
+    now: NowDep,
 ) -> Response:
     """How many experiments the cohort's learners may run per case (new case attempts)."""
     try:
         cohorts.set_case_budget(session, cohort=cohort, raw=fields.get("case_budget", ""))
     except cohorts.InvalidCohort as error:
-        context = cohort_context(session, cohort, budget_error=str(error))
+        context = cohort_context(session, cohort, budget_error=str(error), now=now)
         return templates.TemplateResponse(request, "pages/cohort.html", context, status_code=422)
     return RedirectResponse(f"/cohorts/{cohort.id}#cases", status_code=303)
+
+
+@router.post("/cohorts/{cohort_id}/review-items", response_model=None)
+def add_review_item(
+    request: Request,
+    cohort: CohortDep,
+    fields: FormDep,
+    session: SessionDep,
+    user: CurrentUser,
+    now: NowDep,
+) -> Response:
+    """A review question of the instructor's own, due to the cohort's learners as a new item."""
+    prompt, answer = fields.get("prompt", ""), fields.get("answer", "")
+    try:
+        practice.add_cohort_item(
+            session, cohort=cohort, author_id=user.saved_id, prompt=prompt, answer=answer
+        )
+    except practice.InvalidReview as error:
+        context = cohort_context(session, cohort, now=now)
+        context |= {"errors": error.errors, "item_form": {"prompt": prompt, "answer": answer}}
+        return templates.TemplateResponse(request, "pages/cohort.html", context, status_code=422)
+    return RedirectResponse(f"/cohorts/{cohort.id}#review-items", status_code=303)
 
 
 @router.get("/cohorts/{cohort_id}/progress.csv")

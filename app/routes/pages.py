@@ -5,6 +5,7 @@ from fastapi.responses import HTMLResponse
 
 from app.deps import DrillDep, OptionalUserDep, SessionDep
 from app.progress import catalogue_standing
+from app.study_path import path_standing
 from app.templating import templates
 from app.views import drill_page_context
 from drills.core.catalogue import describe
@@ -17,7 +18,8 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 def catalogue(request: Request, user: OptionalUserDep, session: SessionDep) -> HTMLResponse:
     drills = [describe(drill) for drill in all_drills()]
     standing = catalogue_standing(session, learner_id=user.saved_id) if user else {}
-    context = {"drills": drills, "standing": standing}
+    path = path_standing(session, learner_id=user.saved_id) if user else None
+    context = {"drills": drills, "standing": standing, "path": path}
     return templates.TemplateResponse(request, "pages/catalogue.html", context)
 
 

@@ -13,6 +13,7 @@ from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
 from app.forms import FormDep
 from app.models import RUBRIC, Attempt, Submission, SubmissionStatus, User
 from app.progress import latest_feedback, progress_grid
+from app.study_path import path_standing
 from app.templating import templates
 from app.views import attempt_context, drill_page_context, submission_versions, submit_context
 from drills.core.catalogue import describe
@@ -130,5 +131,6 @@ def progress_page(request: Request, session: SessionDep, user: CurrentUser) -> H
         "feedback": latest_feedback(session, learner_id=user.id),
         "cohorts": cohorts,
         "join_error": None,
+        "path": path_standing(session, learner_id=user.id),
     }
     return templates.TemplateResponse(request, "pages/progress.html", context)

@@ -1,4 +1,4 @@
-"""Spaced review: a card per learner and review item, and the log of every review
+"""Spaced review: cards, the log of every review, and the items a cohort's instructor writes
 
 Revision ID: 0013
 Revises: 0012
@@ -74,9 +74,31 @@ def upgrade() -> None:
     op.create_index("ix_review_log_card_id", "review_log", ["card_id"])
     op.create_index("ix_review_log_learner_id", "review_log", ["learner_id"])
     op.create_index("ix_review_log_reviewed_at", "review_log", ["reviewed_at"])
+    op.create_table(
+        "cohort_review_item",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("cohort_id", sa.Integer(), nullable=False),
+        sa.Column("author_id", sa.Integer(), nullable=False),
+        sa.Column("prompt", TEXT(length=1000), nullable=False),
+        sa.Column("answer", TEXT(length=4000), nullable=False),
+        sa.Column("created_at", UTC(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["cohort_id"],
+            ["cohort.id"],
+            name="fk_cohort_review_item_cohort_id_cohort",
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["author_id"], ["user.id"], name="fk_cohort_review_item_author_id_user"
+        ),
+        sa.PrimaryKeyConstraint("id", name="pk_cohort_review_item"),
+    )
+    op.create_index("ix_cohort_review_item_cohort_id", "cohort_review_item", ["cohort_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_cohort_review_item_cohort_id", table_name="cohort_review_item")
+    op.drop_table("cohort_review_item")
     op.drop_index("ix_review_log_reviewed_at", table_name="review_log")
     op.drop_index("ix_review_log_learner_id", table_name="review_log")
     op.drop_index("ix_review_log_card_id", table_name="review_log")

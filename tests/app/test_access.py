@@ -93,6 +93,9 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
         LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
     ("POST", "/cohorts/{cohort_id}/case-budget"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID),
+    ("POST", "/cohorts/{cohort_id}/review-items"): (
+        LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
 }  # fmt: skip
 
 INVALID_FORMS = {
@@ -106,6 +109,7 @@ INVALID_FORMS = {
     "/cases/attempts/{case_attempt_id}/verdict": {"cause": "cause-99"},
     "/cases/attempts/{case_attempt_id}/review": {"decision": "maybe"},
     "/cohorts/{cohort_id}/case-budget": {"case_budget": "99"},
+    "/cohorts/{cohort_id}/review-items": {"prompt": "", "answer": ""},
 }
 MODELS = {
     "attempt_id": Attempt,

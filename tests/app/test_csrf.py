@@ -205,6 +205,7 @@ CASE_ROUTES = {
     ("POST", "/cases/attempts/{case_attempt_id}/verdict"),
     ("POST", "/cases/attempts/{case_attempt_id}/review"),
     ("POST", "/cohorts/{cohort_id}/case-budget"),
+    ("POST", "/cohorts/{cohort_id}/review-items"),
 }
 
 
@@ -337,6 +338,12 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
         ),
         ("POST", "/cohorts/{cohort_id}/case-budget"): Case(
             c["instructor"], f"/cohorts/{ids['c1']}/case-budget", 303, form={"case_budget": "5"}
+        ),
+        ("POST", "/cohorts/{cohort_id}/review-items"): Case(
+            c["instructor"],
+            f"/cohorts/{ids['c1']}/review-items",
+            303,
+            form={"prompt": "Why overfit one batch?", "answer": "To check the wiring."},
         ),
     }
     assert set(built) == CASE_ROUTES

@@ -38,6 +38,7 @@ TABLES = {
     "case_review",
     "review_card",
     "review_log",
+    "cohort_review_item",
 }
 
 

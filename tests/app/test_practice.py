@@ -13,6 +13,7 @@ from sqlmodel import Session, select
 from app.deps import get_now
 from app.models import ReviewCard, ReviewLogEntry
 from app.practice import NEW_PER_DAY
+from drills.core.registry import get_drill
 from drills.practice.items import all_items
 from tests.app.factories import engine_of, signed_in
 from tests.conftest import make_user, wait_until_final
@@ -180,6 +181,15 @@ def test_a_missed_prediction_becomes_a_review_that_comes_back_with_a_new_seed(
     assert final["observed_hypothesis"] != "fits"
     key = f"drill-miss:overfit-one-batch:{final['observed_hypothesis']}"
     assert ready_keys(client)[0] == key  # a miss comes before the day's new items
+    # The list is read before answering: it names the miss, not what the run showed.
+    shown_text = next(
+        h.text
+        for h in get_drill("overfit-one-batch").hypotheses
+        if h.key == final["observed_hypothesis"]
+    )
+    listed = client.get("/practice").text
+    assert "Your missed prediction in Overfit a single batch" in listed
+    assert shown_text[:30] not in listed
     shown = client.post(f"/practice/{key}/answer", data={"answer": "?", "seen_reviews": "0"}).text
     assert f'href="/attempts/{attempt_id}"' in shown
     retry = re.search(r'href="(/drills/overfit-one-batch\?seed=(\d+)&[^"]+)"', shown)
@@ -247,3 +257,129 @@ def test_two_ratings_at_once_count_once(
     )
     assert statuses == [303, 409]
     assert len(logs(client)) == reviewed_before + 1
+
+
+def test_every_review_is_a_signed_statement_in_the_export(client: TestClient, clock: Clock) -> None:
+    review(client, FIRST, "again", answer="A first try.")
+    clock.now += timedelta(minutes=11)
+    review(client, FIRST, "good", answer="Overfit one small batch.")
+    export = client.get("/portfolio/export.json").json()
+    reviews = [s for s in export["statements"] if s["id"].startswith("drillbook:spaced-review:")]
+    assert [s["verb"]["display"]["en"] for s in reviews] == ["rated", "rated"]
+    assert [s["result"]["rating"] for s in reviews] == ["again", "good"]
+    assert reviews[1]["result"]["response"] == "Overfit one small batch."
+    assert reviews[1]["object"]["id"] == f"urn:drillbook:review-item:{FIRST}"
+    assert reviews[1]["object"]["definition"]["name"]["en"] == all_items()[0].prompt
+    assert reviews[1]["context"]["days_since_last_review"] > 0
+    assert all(len(s["digest"]) == 64 for s in reviews)
+
+
+def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
+    client: TestClient, clock: Clock
+) -> None:
+    from app.models import Role
+    from tests.app.factories import add_cohort
+
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+    ida = make_user(engine, "ida", Role.instructor)
+    cohort = add_cohort(engine, ida.saved_id, name="Autumn", code="AUTUMN42", learners=[me])
+    second = f"track:{all_items()[1].key}"
+    review(client, FIRST, "again")
+    clock.now += timedelta(minutes=11)
+    review(client, FIRST, "good")
+    review(client, second, "good")
+    # Days later: one recalled, one forgotten; both reviews come a day or more after the last.
+    clock.now = MONDAY + timedelta(days=30)
+    review(client, FIRST, "good")
+    review(client, second, "again")
+    instructor = signed_in(client.app, "ida")  # type: ignore[arg-type]
+    page = instructor.get(f"/cohorts/{cohort}").text
+    assert re.search(r'id="cohort-retention">50%</strong>\s+of 2 reviews', page)
+    row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
+    assert row
+    cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
+    assert cells == ["0", "0", "5", "50%"]  # the one failed today is back in 10 minutes
+    hardest = page.split('id="hardest-items"', 1)[1].split("</ol>", 1)[0]
+    assert all_items()[0].prompt[:40] in hardest and "“again” 1 of 3 reviews" in hardest
+    # Long after, both are overdue (due before that day began).
+    clock.now = MONDAY + timedelta(days=400)
+    page = instructor.get(f"/cohorts/{cohort}").text
+    row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
+    assert row and re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[:2] == ["2", "2"]
+
+
+def test_a_cohort_adds_its_own_items_for_its_learners_only(
+    client: TestClient, clock: Clock
+) -> None:
+    from app.models import Role
+    from tests.app.factories import add_cohort
+
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+    ida = make_user(engine, "ida", Role.instructor)
+    cohort = add_cohort(engine, ida.saved_id, name="Autumn", code="AUTUMN42", learners=[me])
+    instructor = signed_in(client.app, "ida")  # type: ignore[arg-type]
+    empty = instructor.post(f"/cohorts/{cohort}/review-items", data={"prompt": " ", "answer": ""})
+    assert empty.status_code == 422
+    assert 'aria-describedby="error-prompt"' in empty.text
+    assert 'aria-describedby="error-answer"' in empty.text
+    added = instructor.post(
+        f"/cohorts/{cohort}/review-items",
+        data={
+            "prompt": "Why is the *first* loss near ln(10)? <script>alert(1)</script>",
+            "answer": "Ten classes, **uniform** guesses.",
+        },
+        follow_redirects=False,
+    )
+    assert added.status_code == 303
+    page = instructor.get(f"/cohorts/{cohort}").text
+    assert "<em>first</em>" in page and "<script>alert" not in page
+    key = ready_keys(client)[0]
+    assert key.startswith("cohort:")  # before the track's new items
+    assert len(ready_keys(client)) == NEW_PER_DAY
+    shown = client.post(f"/practice/{key}/answer", data={"answer": "?", "seen_reviews": "0"})
+    assert "<strong>uniform</strong>" in shown.text and "<script>alert" not in shown.text
+    review(client, key, "good")
+    assert key not in ready_keys(client)
+    # A learner outside the cohort never meets it.
+    make_user(engine, "learner-b")
+    other = signed_in(client.app, "learner-b")  # type: ignore[arg-type]
+    assert other.get(f"/practice/{key}").status_code == 404
+    assert all(not k.startswith("cohort:") for k in ready_keys(other))
+
+
+def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock) -> None:
+    from app.models import CaseAttempt, CaseStage
+    from tests.app.factories import add_attempt, add_case_attempt
+
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+
+    def done() -> set[str]:
+        page = client.get("/progress").text
+        return set(re.findall(r'<li class="done" data-step="([^"]+)"', page))
+
+    assert done() == set()
+    assert "0 of " in client.get("/").text.split('id="path-summary"', 1)[1][:200]
+    # A missed prediction does not tick the drill; a matched one does.
+    add_attempt(engine, me, fixed=False)  # predicted "fits", the run shows detached labels
+    assert "drill:overfit-one-batch" not in done()
+    add_attempt(engine, me, fixed=True)
+    assert "drill:overfit-one-batch" in done()
+    # A review rated "again" does not tick it; "good" does.
+    review(client, "track:diagnostic-stack", "again")
+    assert "review:diagnostic-stack" not in done()
+    clock.now += timedelta(minutes=11)
+    review(client, "track:diagnostic-stack", "good")
+    assert "review:diagnostic-stack" in done()
+    # A solved case ticks; a missed one (cause named wrongly) does not.
+    solved, _ = add_case_attempt(engine, me)  # frozen-features, cause named
+    assert "case:frozen-features" in done()
+    with Session(engine) as session:
+        row = session.get(CaseAttempt, solved)
+        assert row is not None and row.stage == CaseStage.revealed
+        row.score = {**(row.score or {}), "cause_named": False}
+        session.add(row)
+        session.commit()
+    assert "case:frozen-features" not in done()

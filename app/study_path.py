@@ -1,0 +1,106 @@
+"""Where a learner stands on the study path (drills/practice/path.py): each step is done once
+the learner's own evidence shows it, read from what is stored; nothing is ticked by hand."""
+
+from dataclasses import dataclass
+
+from sqlmodel import Session, col, select
+
+from app.models import (
+    Attempt,
+    CaseAttempt,
+    CaseStage,
+    ReviewLogEntry,
+    ReviewRating,
+)
+from drills.cases.registry import get_case
+from drills.core.registry import get_drill
+from drills.practice.items import get_item
+from drills.practice.path import PATH, Step, StepKind
+
+
+@dataclass(frozen=True)
+class StepStanding:
+    step: Step
+    title: str  # what to do, in words
+    href: str
+    done: bool
+
+
+@dataclass(frozen=True)
+class StageStanding:
+    title: str
+    goal: str
+    steps: list[StepStanding]
+
+    @property
+    def done(self) -> int:
+        return sum(step.done for step in self.steps)
+
+
+@dataclass(frozen=True)
+class PathStanding:
+    stages: list[StageStanding]
+
+    @property
+    def done(self) -> int:
+        return sum(stage.done for stage in self.stages)
+
+    @property
+    def total(self) -> int:
+        return sum(len(stage.steps) for stage in self.stages)
+
+    @property
+    def next_step(self) -> StepStanding | None:
+        return next((s for stage in self.stages for s in stage.steps if not s.done), None)
+
+
+def _evidence(session: Session, learner_id: int) -> set[str]:
+    """The step keys the learner's stored work shows done."""
+    done: set[str] = set()
+    for slug, hypothesis, observed in session.exec(
+        select(Attempt.drill_slug, Attempt.hypothesis, Attempt.observed_hypothesis).where(
+            Attempt.learner_id == learner_id, col(Attempt.case_attempt_id).is_(None)
+        )
+    ):
+        if observed is not None and observed == hypothesis:
+            done.add(f"{StepKind.drill.value}:{slug}")
+    for case_key, score in session.exec(
+        select(CaseAttempt.case_key, CaseAttempt.score).where(
+            CaseAttempt.learner_id == learner_id, CaseAttempt.stage == CaseStage.revealed
+        )
+    ):
+        if (score or {}).get("cause_named"):
+            done.add(f"{StepKind.case.value}:{case_key}")
+    recalled = [ReviewRating.good.value, ReviewRating.easy.value]
+    for item_key in session.exec(
+        select(ReviewLogEntry.item_key).where(
+            ReviewLogEntry.learner_id == learner_id, col(ReviewLogEntry.rating).in_(recalled)
+        )
+    ):
+        if item_key.startswith("track:"):
+            done.add(f"{StepKind.review.value}:{item_key.removeprefix('track:')}")
+    return done
+
+
+def _described(step: Step) -> tuple[str, str]:
+    if step.kind is StepKind.drill:
+        return (
+            f"Predict a run of “{get_drill(step.target).title}” rightly",
+            f"/drills/{step.target}",
+        )
+    if step.kind is StepKind.case:
+        # The case's page is reached through the list, which opens a fresh draw on request.
+        return f"Solve the case “{get_case(step.target).title}”", "/cases"
+    return f"Recall: {get_item(step.target).prompt}", f"/practice/track:{step.target}"
+
+
+def path_standing(session: Session, *, learner_id: int) -> PathStanding:
+    done = _evidence(session, learner_id)
+    stages = []
+    for stage in PATH:
+        steps = []
+        for step in stage.steps:
+            title, href = _described(step)
+            steps.append(StepStanding(step, title, href, step.key in done))
+        stages.append(StageStanding(stage.title, stage.goal, steps))
+    return PathStanding(stages)

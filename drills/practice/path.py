@@ -1,0 +1,108 @@
+"""The study path: the track's four-hour plan as steps through Drillbook, each ticked off by
+evidence the learner produced (a prediction a run bore out, a case solved, a review recalled),
+never by a click.
+
+The plan's hours, in our words: rebuild the mechanism of a training step; practise the
+debugging mechanics on broken loops; the mechanics particular to language models; and saying a
+diagnosis of a curve out loud (the five-part diagnosis every case asks for).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class StepKind(StrEnum):
+    drill = "drill"  # done: a run of the drill bore out the learner's prediction
+    case = "case"  # done: a case solved (its cause named)
+    review = "review"  # done: the review item recalled (rated good or easy)
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: StepKind
+    target: str  # a drill slug, a case key, or a track review item's key
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind.value}:{self.target}"
+
+
+@dataclass(frozen=True)
+class Stage:
+    key: str
+    title: str
+    goal: str  # what the hour is for, one sentence
+    steps: tuple[Step, ...]
+
+
+def _drill(slug: str) -> Step:
+    return Step(StepKind.drill, slug)
+
+
+def _case(key: str) -> Step:
+    return Step(StepKind.case, key)
+
+
+def _review(key: str) -> Step:
+    return Step(StepKind.review, key)
+
+
+PATH: tuple[Stage, ...] = (
+    Stage(
+        key="mechanism",
+        title="Hour 1 · Rebuild the mechanism",
+        goal="Know what one training step does well enough to say where each failure enters.",
+        steps=(
+            _review("diagnostic-stack"),
+            _review("softmax-gradient"),
+            _review("learning-rate-both-ends"),
+            _review("none-versus-zero-gradient"),
+            _drill("overfit-one-batch"),
+        ),
+    ),
+    Stage(
+        key="mechanics",
+        title="Hour 2 · Debugging mechanics",
+        goal="Plant a detached graph, a frozen optimizer and a silent loop, and tell each apart "
+        "from its evidence.",
+        steps=(
+            _review("fastest-wiring-check"),
+            _drill("break-the-graph"),
+            _drill("optimizer-membership"),
+            _drill("silent-no-learning"),
+            _case("frozen-features"),
+            _case("half-way-there"),
+        ),
+    ),
+    Stage(
+        key="language-models",
+        title="Hour 3 · Language-model mechanics",
+        goal="Shifting, masks and which tokens count: read a loss floor for what it says.",
+        steps=(
+            _review("three-masks"),
+            _review("double-shift"),
+            _review("prompt-dominated-loss"),
+            _drill("double-shift-labels"),
+            _case("stuck-at-one-point-three"),
+        ),
+    ),
+    Stage(
+        key="curves",
+        title="Hour 4 · Diagnose a curve out loud",
+        goal="For each curve: the leading hypothesis, its alternatives, the first test that "
+        "tells them apart, the likely fix and the evidence that it worked.",
+        steps=(
+            _review("five-part-diagnosis"),
+            _case("validation-turns-back-up"),
+            _case("every-curve-blows-up"),
+            _case("nan-after-forty-steps"),
+            _case("spikes-on-a-schedule"),
+        ),
+    ),
+)
+
+
+def all_steps() -> tuple[Step, ...]:
+    return tuple(step for stage in PATH for step in stage.steps)
