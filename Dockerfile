@@ -4,7 +4,7 @@
 # deploy/compose.yaml runs every service of a scale-out set-up from it (web processes, the Dask
 # scheduler, workers), each with its own `python -m app <command>`.
 
-# htmx and its SSE extension, exactly as pinned by package-lock.json.
+# htmx, its SSE extension and plotly.js, exactly as pinned by package-lock.json.
 FROM node:20-slim AS vendor
 WORKDIR /src
 COPY package.json package-lock.json ./

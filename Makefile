@@ -50,8 +50,8 @@ $(VENV)/.installed: requirements.lock requirements-dev.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# htmx and its SSE extension come from the npm registry (pinned by package-lock.json); plotly.js is
-# the copy bundled inside the pinned plotly Python package. Nothing third-party is committed.
+# htmx, its SSE extension and plotly.js's cartesian bundle come from the npm registry (pinned by
+# package-lock.json). Nothing third-party is committed.
 vendor: static/vendor/.copied
 
 static/vendor/.copied: package-lock.json $(VENV)/.installed

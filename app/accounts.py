@@ -5,6 +5,7 @@ import re
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_DISPLAY_NAME
 from app.models import Role, User
 from app.security.login_sessions import close_every_login
@@ -13,32 +14,41 @@ from app.security.passwords import hash_password, password_problem, verify_passw
 USERNAME = re.compile(r"[a-z0-9][a-z0-9_.-]{2,31}")
 
 
-class AccountError(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+class AccountError(FieldErrors):
+    """Fields of a new account (or a new password) are wrong; `errors` names each."""
 
 
 def find_user(session: Session, username: str) -> User | None:
     return session.exec(select(User).where(User.username == username.strip().lower())).first()
 
 
+def new_account_problems(
+    session: Session, *, username: str, display_name: str, password: str
+) -> dict[str, str]:
+    """Every field of a new account that cannot be used, with what is wrong (empty: none)."""
+    problems = ErrorCollector()
+    username = username.strip().lower()
+    if not USERNAME.fullmatch(username):
+        problems.add("username", "use 3-32 lower-case letters, digits, dots, dashes or underscores")
+    elif find_user(session, username) is not None:
+        problems.add("username", f"the username {username!r} is taken")
+    if len(display_name.strip()) > MAX_DISPLAY_NAME:
+        problems.add("display_name", f"use at most {MAX_DISPLAY_NAME} characters")
+    if problem := password_problem(password):
+        problems.add("password", problem)
+    return problems.errors
+
+
 def create_user(
     session: Session, *, username: str, display_name: str, password: str, role: Role
 ) -> User:
+    problems = new_account_problems(
+        session, username=username, display_name=display_name, password=password
+    )
+    if problems:
+        raise AccountError.of(problems)
     username = username.strip().lower()
-    if not USERNAME.fullmatch(username):
-        raise AccountError(
-            "username", "use 3-32 lower-case letters, digits, dots, dashes or underscores"
-        )
-    if find_user(session, username) is not None:
-        raise AccountError("username", f"the username {username!r} is taken")
     display_name = display_name.strip() or username
-    if len(display_name) > MAX_DISPLAY_NAME:
-        raise AccountError("display_name", f"use at most {MAX_DISPLAY_NAME} characters")
-    if problem := password_problem(password):
-        raise AccountError("password", problem)
     user = User(
         username=username,
         display_name=display_name,

@@ -9,25 +9,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, func, select
 
 from app import evidence
 from app.attempt_changes import Change, announce
+from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_PREDICTION, MAX_SEED
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.dispatcher import AttemptRunner
 from drills.core.command import replay_command
 from drills.core.contract import Drill
-from drills.core.knobs import KnobError, resolve_knobs
+from drills.core.knobs import KnobError, resolve_knob, resolve_knobs
 
 
-class InvalidAttempt(ValueError):
-    """One field of an attempt request is wrong; `field` names it (e.g. "knobs.lr", "seed")."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+class InvalidAttempt(FieldErrors):
+    """Fields of an attempt request are wrong; `errors` names each (e.g. "knobs.lr", "seed")."""
 
 
 @dataclass(frozen=True)
@@ -61,51 +57,84 @@ def _validated_seed(raw: object) -> int:
 
 def _validated_numeric(drill: Drill, raw: Mapping[str, object]) -> dict[str, float]:
     """The drill's declared numeric predictions, as finite floats; blank form fields dropped."""
-    declared = {prediction.key for prediction in drill.numeric_predictions}
+    problems = ErrorCollector()
     numbers: dict[str, float] = {}
     for key, value in raw.items():
-        name = f"numeric.{key}"
-        if key not in declared:
-            raise InvalidAttempt(name, f"drill {drill.slug!r} asks for no number named {key!r}")
-        if isinstance(value, str):  # a form field
-            if not value.strip():
-                continue
-            text = value.strip()
-            try:
-                value = float(text)
-            except ValueError:
-                raise InvalidAttempt(name, f"{text[:40]!r} is not a number") from None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InvalidAttempt(name, "the prediction must be a number")
-        if not math.isfinite(value):
-            raise InvalidAttempt(name, "the prediction must be a finite number")
-        numbers[key] = float(value)
+        with problems.checking():
+            number = _validated_number(drill, key, value)
+            if number is not None:
+                numbers[key] = number
+    problems.raise_if_any(InvalidAttempt)
     return numbers
+
+
+def _validated_number(drill: Drill, key: str, value: object) -> float | None:
+    name = f"numeric.{key}"
+    if key not in {prediction.key for prediction in drill.numeric_predictions}:
+        raise InvalidAttempt(name, f"drill {drill.slug!r} asks for no number named {key!r}")
+    if isinstance(value, str):  # a form field
+        if not value.strip():
+            return None
+        text = value.strip()
+        try:
+            value = float(text)
+        except ValueError:
+            raise InvalidAttempt(name, f"{text[:40]!r} is not a number") from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidAttempt(name, "the prediction must be a number")
+    if not math.isfinite(value):
+        raise InvalidAttempt(name, "the prediction must be a finite number")
+    return float(value)
+
+
+def _validated_knobs(drill: Drill, raw: Mapping[str, object]) -> dict[str, Any]:
+    """Each knob checked on its own, so every bad one is named; then resolved as a whole."""
+    problems = ErrorCollector()
+    by_name = {knob.name: knob for knob in drill.knobs}
+    for name, value in raw.items():
+        if name not in by_name:
+            known = ", ".join(sorted(by_name))
+            unknown = KnobError(name, f"unknown knob for drill {drill.slug!r} (known: {known})")
+            problems.add(f"knobs.{name}", str(unknown))
+            continue
+        try:
+            resolve_knob(by_name[name], value)
+        except KnobError as error:
+            problems.add(f"knobs.{name}", str(error))
+    problems.raise_if_any(InvalidAttempt)
+    try:
+        return resolve_knobs(drill, raw)
+    except KnobError as error:
+        raise InvalidAttempt(f"knobs.{error.knob}" if error.knob else "knobs", str(error)) from None
 
 
 def validate(drill: Drill, request: AttemptRequest) -> ValidAttempt:
     """Return the resolved knobs, seed and numeric predictions, or raise InvalidAttempt naming
-    the first bad field."""
+    every bad field."""
+    problems = ErrorCollector()
     keys = {hypothesis.key for hypothesis in drill.hypotheses}
     if not request.hypothesis:
-        raise InvalidAttempt("hypothesis", "pick a leading hypothesis before running")
-    if request.hypothesis not in keys:
-        raise InvalidAttempt(
+        problems.add("hypothesis", "pick a leading hypothesis before running")
+    elif request.hypothesis not in keys:
+        problems.add(
             "hypothesis", f"unknown hypothesis {request.hypothesis!r} for drill {drill.slug!r}"
         )
     prediction = request.prediction.strip()
     if not prediction:
-        raise InvalidAttempt("prediction", "write what you expect to see before running")
-    if len(prediction) > MAX_PREDICTION:
-        raise InvalidAttempt(
-            "prediction", f"the prediction is longer than {MAX_PREDICTION} characters"
-        )
-    try:
-        knobs = resolve_knobs(drill, request.knobs)
-    except KnobError as error:
-        raise InvalidAttempt(f"knobs.{error.knob}" if error.knob else "knobs", str(error)) from None
-    seed = _validated_seed(request.seed)
-    return ValidAttempt(knobs, seed, _validated_numeric(drill, request.numeric))
+        problems.add("prediction", "write what you expect to see before running")
+    elif len(prediction) > MAX_PREDICTION:
+        problems.add("prediction", f"the prediction is longer than {MAX_PREDICTION} characters")
+    numeric: dict[str, float] = {}
+    with problems.checking():
+        numeric = _validated_numeric(drill, request.numeric)
+    knobs: dict[str, Any] = {}
+    with problems.checking():
+        knobs = _validated_knobs(drill, request.knobs)
+    seed = 0
+    with problems.checking():
+        seed = _validated_seed(request.seed)
+    problems.raise_if_any(InvalidAttempt)
+    return ValidAttempt(knobs, seed, numeric)
 
 
 def start_attempt(
@@ -178,3 +207,12 @@ def cancel_attempt(session: Session, *, attempt_id: int) -> Attempt:
     session.commit()
     session.refresh(attempt)
     return attempt
+
+
+def runs_ahead(session: Session, attempt: Attempt) -> int:
+    """How many runs still wait for a worker ahead of this queued one: every learner's runs share
+    the workers, and they are handed out in the order they were stored."""
+    ahead = select(func.count()).where(
+        Attempt.status == AttemptStatus.queued, col(Attempt.id) < attempt.id
+    )
+    return int(session.exec(ahead).one())

@@ -1,11 +1,12 @@
-"""The case forms read into checked values: the diagnosis and the verdict. A wrong field raises
-InvalidCaseInput naming it, before anything is stored."""
+"""The case forms read into checked values: the diagnosis and the verdict. Wrong fields raise
+one InvalidCaseInput naming each, before anything is stored."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_DIAGNOSIS_TEXT
 from drills.cases.contract import Case
 from drills.cases.scoring import Diagnosis
@@ -13,27 +14,41 @@ from drills.cases.scoring import Diagnosis
 MAX_ALTERNATIVES = 2
 
 
-class InvalidCaseInput(ValueError):
-    """A field of a case form is wrong (422); `field` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+class InvalidCaseInput(FieldErrors):
+    """Fields of a case form are wrong (422); `errors` names each."""
 
 
 def parse_diagnosis(case: Case, fields: Mapping[str, object]) -> Diagnosis:
-    """Check every field of the diagnosis form; raise InvalidCaseInput naming the first bad one."""
+    """Check every field of the diagnosis form; raise InvalidCaseInput naming each bad one."""
+    problems = ErrorCollector()
     causes = {cause.key for cause in case.case_set.causes}
     experiments = {experiment.key for experiment in case.case_set.experiments}
     leading = str(fields.get("leading") or "")
     if leading not in causes:
-        raise InvalidCaseInput("leading", "pick your leading hypothesis from the list")
-    raw_alternatives = fields.get("alternatives") or []
-    if isinstance(raw_alternatives, str):
-        raw_alternatives = [raw_alternatives]
+        problems.add("leading", "pick your leading hypothesis from the list")
+    with problems.checking():
+        alternatives = _alternatives(causes, leading, fields.get("alternatives") or [])
+    first_test = str(fields.get("first_test") or "")
+    if first_test not in experiments:
+        problems.add("first_test", "pick the first test from the case's experiments")
+    texts: dict[str, str] = {}
+    for name, what in (("intervention", "the fix you expect"), ("confirmation", "the evidence")):
+        text = str(fields.get(name) or "").strip()
+        if not text:
+            problems.add(name, f"write {what} before you start experimenting")
+        elif len(text) > MAX_DIAGNOSIS_TEXT:
+            problems.add(name, f"keep it under {MAX_DIAGNOSIS_TEXT} characters")
+        texts[name] = text
+    problems.raise_if_any(InvalidCaseInput)
+    return Diagnosis(
+        leading, tuple(alternatives), first_test, texts["intervention"], texts["confirmation"]
+    )
+
+
+def _alternatives(causes: set[str], leading: str, raw: object) -> list[str]:
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, Sequence) else []
     alternatives: list[str] = []
-    for item in raw_alternatives if isinstance(raw_alternatives, Sequence) else []:
+    for item in items:
         key = str(item)
         if key not in causes:
             raise InvalidCaseInput("alternatives", "an alternative is not one of the case's causes")
@@ -45,20 +60,7 @@ def parse_diagnosis(case: Case, fields: Mapping[str, object]) -> Diagnosis:
             alternatives.append(key)
     if len(alternatives) > MAX_ALTERNATIVES:
         raise InvalidCaseInput("alternatives", f"name at most {MAX_ALTERNATIVES} alternatives")
-    first_test = str(fields.get("first_test") or "")
-    if first_test not in experiments:
-        raise InvalidCaseInput("first_test", "pick the first test from the case's experiments")
-    texts: dict[str, str] = {}
-    for name, what in (("intervention", "the fix you expect"), ("confirmation", "the evidence")):
-        text = str(fields.get(name) or "").strip()
-        if not text:
-            raise InvalidCaseInput(name, f"write {what} before you start experimenting")
-        if len(text) > MAX_DIAGNOSIS_TEXT:
-            raise InvalidCaseInput(name, f"keep it under {MAX_DIAGNOSIS_TEXT} characters")
-        texts[name] = text
-    return Diagnosis(
-        leading, tuple(alternatives), first_test, texts["intervention"], texts["confirmation"]
-    )
+    return alternatives
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,12 @@ class Verdict:
 
 
 def parse_verdict(case: Case, fields: Mapping[str, object]) -> Verdict:
+    problems = ErrorCollector()
     cause = str(fields.get("cause") or "")
     if cause not in {item.key for item in case.case_set.causes}:
-        raise InvalidCaseInput("cause", "name the cause from the list")
+        problems.add("cause", "name the cause from the list")
     fix = str(fields.get("fix") or "")
     if fix not in {item.key for item in case.case_set.fixes}:
-        raise InvalidCaseInput("fix", "pick a fix from the list")
+        problems.add("fix", "pick a fix from the list")
+    problems.raise_if_any(InvalidCaseInput)
     return Verdict(cause, fix)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from sqlmodel import Session, col, select
 
 from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage, utcnow
+from app.practice import note_case_miss
 from drills.cases.registry import UnknownCase, get_case
 from drills.cases.scoring import Diagnosis, score_case
 
@@ -77,3 +78,4 @@ def reveal_after_run(session: Session, attempt: Attempt) -> None:
     case_attempt.revealed_at = utcnow()
     case_attempt.stage = CaseStage.revealed
     session.add(case_attempt)
+    note_case_miss(session, case_attempt, now=utcnow())

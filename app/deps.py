@@ -1,6 +1,7 @@
 """Dependencies as Annotated aliases; handlers never open sessions or reach app.state themselves."""
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Annotated
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -11,7 +12,7 @@ from sqlmodel import Session
 from app.access import can_manage_cohort, can_read_work_of
 from app.broker import AttemptEventBroker
 from app.config import Settings
-from app.models import MAX_ROW_ID, Attempt, CaseAttempt, Cohort, Role, Submission, User
+from app.models import MAX_ROW_ID, Attempt, CaseAttempt, Cohort, Role, Submission, User, utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
@@ -63,7 +64,13 @@ async def get_signing_key(request: Request) -> Ed25519PrivateKey:
     return key
 
 
+async def get_now() -> datetime:
+    """The clock, as a dependency: tests of what falls due over days override it."""
+    return utcnow()
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+NowDep = Annotated[datetime, Depends(get_now)]
 EngineDep = Annotated[Engine, Depends(get_engine)]
 SessionDep = Annotated[Session, Depends(get_session)]
 RunnerDep = Annotated[AttemptRunner, Depends(get_runner)]

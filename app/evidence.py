@@ -14,6 +14,7 @@ from sqlmodel import Session, col, delete, select
 
 from app.case_records import reveal_after_run
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
+from app.practice import note_drill_miss
 from app.runner.events import Point
 from drills.core.contract import score_numeric_predictions
 from drills.core.registry import UnknownDrill, get_drill
@@ -75,6 +76,8 @@ def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, 
     _store_final_series(session, attempt=attempt, metrics=record.get("metrics") or {})
     session.add(attempt)
     reveal_after_run(session, attempt)
+    # In this transaction, whichever process ends the run: a miss is never lost.
+    note_drill_miss(session, attempt, now=utcnow())
 
 
 def _numeric_scores(attempt: Attempt) -> dict[str, bool | None] | None:

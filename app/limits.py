@@ -17,6 +17,8 @@ MAX_ERROR_TEXT = 4000  # why a run or a replay failed (written by the server)
 MAX_DIAGNOSIS_TEXT = 1000  # the intervention and the confirming evidence of a case diagnosis
 MAX_CASE_KEY = 64  # a case, cause, experiment or fix key
 MIN_CASE_BUDGET, MAX_CASE_BUDGET = 1, 10  # experiments a cohort allows per case
+MAX_REVIEW_ANSWER = 2000  # what a learner types from memory before seeing a model answer
+MAX_ITEM_KEY = 160  # a review item's key: "drill-miss:<drill>:<hypothesis>" and the like
 
 __all__ = [
     "MAX_CASE_BUDGET",
@@ -28,6 +30,8 @@ __all__ = [
     "MAX_EXPLAIN_BACK",
     "MAX_JOIN_CODE",
     "MAX_PREDICTION",
+    "MAX_ITEM_KEY",
+    "MAX_REVIEW_ANSWER",
     "MAX_REVIEW_COMMENT",
     "MAX_SEED",
     "MAX_SUBMISSION_TEXT",

@@ -7,16 +7,16 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.middleware.sessions import SessionMiddleware
 
 from app import replays
 from app.broker import AttemptEventBroker
 from app.change_feed import change_feed_for
-from app.config import ROOT, Settings
+from app.config import Settings
 from app.db import make_engine
 from app.deps import LoginRequired
 from app.error_pages import http_error, server_error, validation_error
@@ -35,6 +35,7 @@ from app.routes import (
     cohorts,
     pages,
     portfolio,
+    practice,
     reviews,
     submissions,
 )
@@ -44,10 +45,13 @@ from app.security.headers import SecurityHeaders
 from app.security.secret import SESSION_SECRET_FILE, session_secret
 from app.security.text import require_storable_text
 from app.security.throttle import Limit, LoginThrottle
+from app.static_assets import HashedStaticFiles, site_assets
 
 logger = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 24 * 1024 * 1024
+
+SSE_CONTENT_TYPE = "text/event-stream"
 
 RESTART_REASON = "The server restarted while this replay was queued; run it again."
 
@@ -116,6 +120,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.broker = broker
     app.state.runner = runner
     app.state.writer = writer
+    # Hashed once, at start-up: every page links its scripts and stylesheet under these names.
+    app.state.static_assets = site_assets()
     # Generated on first start, kept in the data directory (never the database): signs exports.
     app.state.signing_key = load_or_create_key(settings.data_dir)
     app.state.login_throttle = LoginThrottle(
@@ -134,13 +140,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         https_only=settings.secure_cookies,
         max_age=14 * 24 * 3600,
     )
-    # Added last, so outermost: every response passing the session layer gets the headers.
+    # Every response passing the session layer gets the headers.
     app.add_middleware(SecurityHeaders)
+    # Outermost: compresses what the layers inside produced, headers included. Never the live
+    # event streams: compressing one would hold events back in the compressor. Starlette
+    # already skips text/event-stream; it is named here so no upgrade can drop it silently.
+    app.add_middleware(
+        GZipMiddleware,
+        compresslevel=6,
+        exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, SSE_CONTENT_TYPE),
+    )
     app.add_exception_handler(LoginRequired, _login_required)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, server_error)
-    app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
+    app.mount("/static", HashedStaticFiles(app.state.static_assets), name="static")
     for module in (
         auth,
         pages,
@@ -151,6 +165,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         reviews,
         cohorts,
         portfolio,
+        practice,
         admin,
         api,
     ):

@@ -4,9 +4,10 @@ changes requested."""
 import csv
 import io
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.models import Attempt, Cohort, CohortMembership, Review, Submission, User
 from drills.core.registry import all_drills
@@ -53,6 +54,56 @@ def progress_grid(session: Session, *, learner_ids: Iterable[int]) -> dict[int, 
             status = _BY_SUBMISSION[submission.status]
             grid[submission.learner_id][submission.drill_slug] = status
     return grid
+
+
+@dataclass(frozen=True)
+class DrillStanding:
+    """One learner on one drill, for the catalogue's card: where the work stands, how many runs,
+    and how many of their predictions the runs bore out."""
+
+    status: str
+    runs: int
+    matched: int
+
+
+def catalogue_standing(session: Session, *, learner_id: int) -> dict[str, DrillStanding]:
+    statuses = progress_grid(session, learner_ids=[learner_id])[learner_id]
+    counts = session.exec(
+        select(
+            Attempt.drill_slug,
+            func.count(),
+            func.count().filter(col(Attempt.observed_hypothesis) == col(Attempt.hypothesis)),
+        )
+        .where(Attempt.learner_id == learner_id, col(Attempt.case_attempt_id).is_(None))
+        .group_by(col(Attempt.drill_slug))
+    ).all()
+    runs = {slug: (int(total), int(matched)) for slug, total, matched in counts}
+    return {
+        slug: DrillStanding(status, *runs.get(slug, (0, 0))) for slug, status in statuses.items()
+    }
+
+
+def work_links(session: Session, *, learner_ids: Iterable[int]) -> dict[tuple[int, str], str]:
+    """(learner id, drill slug) -> the page of the work a grid cell summarises: the newest
+    submission once there is one, else the newest attempt of the drill (none: not started)."""
+    ids = list(learner_ids)
+    links: dict[tuple[int, str], str] = {}
+    attempts = session.exec(
+        select(Attempt.learner_id, Attempt.drill_slug, func.max(Attempt.id))
+        .where(col(Attempt.learner_id).in_(ids), col(Attempt.case_attempt_id).is_(None))
+        .group_by(col(Attempt.learner_id), col(Attempt.drill_slug))
+    ).all()
+    for learner, slug, attempt_id in attempts:
+        links[(learner, slug)] = f"/attempts/{attempt_id}"
+    # Ascending versions: the newest submission wins, as in progress_grid.
+    submissions = session.exec(
+        select(Submission.learner_id, Submission.drill_slug, Submission.id)
+        .where(col(Submission.learner_id).in_(ids))
+        .order_by(col(Submission.version))
+    ).all()
+    for learner, slug, submission_id in submissions:
+        links[(learner, slug)] = f"/submissions/{submission_id}"
+    return links
 
 
 def cohort_learners(session: Session, *, cohort: Cohort) -> list[User]:

@@ -1,9 +1,21 @@
-"""The instructor's review queue: pending submissions of the learners they may review."""
+"""The instructor's review queue: pending submissions of the learners they may review, and
+revealed case attempts not yet reviewed; the oldest of them all is the next to review."""
+
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlmodel import Session, col, select
 
 from app.access import learners_of
+from app.case_reviews import unreviewed_cases
 from app.models import Role, Submission, SubmissionStatus, User
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    href: str  # its page, where the review form is
+    title: str  # what it is, in words
+    waiting_since: datetime
 
 
 def pending_submissions(
@@ -30,3 +42,33 @@ def learners_reviewed_by(session: Session, *, reviewer: User) -> list[User]:
     else:
         query = select(User).where(col(User.id).in_(learners_of(session, reviewer)))
     return sorted(session.exec(query).all(), key=lambda user: user.username)
+
+
+def next_in_queue(session: Session, *, reviewer: User) -> QueueItem | None:
+    """The item that has waited longest (a submission since it was sent, a case since its
+    reveal), or None when nothing waits for this reviewer."""
+    items: list[QueueItem] = []
+    submissions = pending_submissions(session, reviewer=reviewer)
+    if submissions:
+        submission, learner = submissions[0]
+        items.append(
+            QueueItem(
+                href=f"/submissions/{submission.id}#review",
+                title=f"{learner.display_name}'s evidence for {submission.drill_slug}, "
+                f"version {submission.version}",
+                waiting_since=submission.created_at,
+            )
+        )
+    cases = unreviewed_cases(session, reviewer=reviewer)
+    if cases:
+        case_attempt, learner = cases[0]
+        assert case_attempt.revealed_at is not None
+        items.append(
+            QueueItem(
+                href=f"/cases/attempts/{case_attempt.id}#case-review",
+                title=f"{learner.display_name}'s case {case_attempt.case_key}, "
+                f"attempt {case_attempt.number}",
+                waiting_since=case_attempt.revealed_at,
+            )
+        )
+    return min(items, key=lambda item: item.waiting_since, default=None)

@@ -8,17 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_REVIEW_COMMENT
 from app.models import Decision
 
 Rubric = tuple[tuple[str, str], ...]
 
 
-class InvalidReview(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+class InvalidReview(FieldErrors):
+    """Fields of a review form are wrong; `errors` names each."""
 
 
 @dataclass(frozen=True)
@@ -29,21 +27,24 @@ class ReviewForm:
 
 
 def parse_review(fields: Mapping[str, str], rubric: Rubric) -> ReviewForm:
+    """The form checked whole: every bad field is named in one InvalidReview."""
+    problems = ErrorCollector()
     decision = fields.get("decision", "")
     if decision not in {d.value for d in Decision}:
-        raise InvalidReview("decision", "choose accept or request changes")
+        problems.add("decision", "choose accept or request changes")
     scores: dict[str, dict[str, Any]] = {}
     for key, _label in rubric:
         raw = fields.get(f"score.{key}", "")
         if raw not in {"0", "1", "2"}:
-            raise InvalidReview(f"score.{key}", "score each criterion 0, 1 or 2")
+            problems.add(f"score.{key}", "score this criterion 0, 1 or 2")
         comment = fields.get(f"comment.{key}", "").strip()
         if len(comment) > MAX_REVIEW_COMMENT:
-            raise InvalidReview(f"comment.{key}", "comment too long")
-        scores[key] = {"score": int(raw), "comment": comment}
+            problems.add(f"comment.{key}", f"longer than {MAX_REVIEW_COMMENT} characters")
+        scores[key] = {"score": int(raw) if raw in {"0", "1", "2"} else 0, "comment": comment}
     comment = fields.get("comment", "").strip()
     if len(comment) > MAX_REVIEW_COMMENT:
-        raise InvalidReview("comment", f"longer than {MAX_REVIEW_COMMENT} characters")
-    if decision == Decision.changes_requested and not comment:
-        raise InvalidReview("comment", "say what to change")
+        problems.add("comment", f"longer than {MAX_REVIEW_COMMENT} characters")
+    elif decision == Decision.changes_requested and not comment:
+        problems.add("comment", "say what to change")
+    problems.raise_if_any(InvalidReview)
     return ReviewForm(decision, scores, comment)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_SUBMISSION_TEXT
 from app.models import (
     MAX_ROW_ID,
@@ -23,11 +24,8 @@ from drills.core.contract import Drill
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
 
 
-class InvalidSubmission(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+class InvalidSubmission(FieldErrors):
+    """Fields of a submission (or of a review of one) are wrong; `errors` names each."""
 
 
 class SubmissionConflict(InvalidSubmission):
@@ -112,27 +110,42 @@ def submit(
     versions = history(session, learner_id=learner.id, drill_slug=drill.slug)
     if versions and versions[0].status == SubmissionStatus.pending:
         raise SubmissionConflict("submission", "your last submission is still waiting for review")
-    failed = _attempt(
-        session, request.failed_attempt_id, field="failed_attempt_id", learner=learner, drill=drill
-    )
-    fixed = _attempt(
-        session, request.fixed_attempt_id, field="fixed_attempt_id", learner=learner, drill=drill
-    )
-    if not shows_the_failure(drill, failed):
-        raise InvalidSubmission(
-            "failed_attempt_id", f"attempt {failed.id} does not show the failure: pick a broken run"
+    problems = ErrorCollector()
+    failed = fixed = None
+    with problems.checking():
+        failed = _attempt(
+            session,
+            request.failed_attempt_id,
+            field="failed_attempt_id",
+            learner=learner,
+            drill=drill,
         )
-    if not shows_the_fix(drill, fixed):
-        raise InvalidSubmission(
-            "fixed_attempt_id",
-            f"attempt {fixed.id} does not show a healthy run: pick the fixed one",
+        if not shows_the_failure(drill, failed):
+            raise InvalidSubmission(
+                "failed_attempt_id",
+                f"attempt {failed.id} does not show the failure: pick a broken run",
+            )
+    with problems.checking():
+        fixed = _attempt(
+            session,
+            request.fixed_attempt_id,
+            field="fixed_attempt_id",
+            learner=learner,
+            drill=drill,
         )
+        if not shows_the_fix(drill, fixed):
+            raise InvalidSubmission(
+                "fixed_attempt_id",
+                f"attempt {fixed.id} does not show a healthy run: pick the fixed one",
+            )
     texts = {name: request.texts.get(name, "").strip() for name in EXPLANATION_FIELDS}
     for name, text in texts.items():
         if not text:
-            raise InvalidSubmission(name, "required")
-        if len(text) > MAX_SUBMISSION_TEXT:
-            raise InvalidSubmission(name, f"longer than {MAX_SUBMISSION_TEXT} characters")
+            problems.add(name, "required")
+        elif len(text) > MAX_SUBMISSION_TEXT:
+            problems.add(name, f"longer than {MAX_SUBMISSION_TEXT} characters")
+    problems.raise_if_any(InvalidSubmission)
+    assert failed is not None and fixed is not None
     assert failed.id is not None and fixed.id is not None
     submission = Submission(
         learner_id=learner.id,
@@ -169,7 +182,7 @@ def record_review(
     try:
         form = parse_review(fields, RUBRIC)
     except InvalidReview as error:
-        raise InvalidSubmission(error.field, error.message) from None
+        raise InvalidSubmission.of(error.errors) from None
     assert submission.id is not None and reviewer.id is not None
     review = Review(
         submission_id=submission.id,

@@ -10,6 +10,8 @@ from app import limits
 from app.config import ROOT
 from app.markdown import render_markdown
 from app.models import (
+    CASE_RUBRIC_LEVELS,
+    RUBRIC_LEVELS,
     AttemptStatus,
     CaseStage,
     Decision,
@@ -19,6 +21,7 @@ from app.models import (
     SubmissionStatus,
 )
 from app.security.csrf import csrf_token
+from app.static_assets import static_url
 
 
 def _page_globals(request: Request) -> dict[str, Any]:
@@ -72,6 +75,11 @@ templates.env.globals.update(
     Role=Role,
     SubmissionStatus=SubmissionStatus,
 )
+# What each 0/1/2 means, by criterion, for both rubrics: `rubric_levels[key][score]` (their
+# criteria have distinct keys; tests/app/test_instructor_pages.py holds them to it).
+templates.env.globals["rubric_levels"] = RUBRIC_LEVELS | CASE_RUBRIC_LEVELS
+# `static_url("app.css")`: a file's content-hashed, long-cacheable URL.
+templates.env.globals["static_url"] = static_url
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.tests["measurement"] = is_measurement

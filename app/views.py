@@ -8,7 +8,8 @@ from sqlmodel import Session
 
 from app import evidence, replays, submissions
 from app.access import can_review_work_of
-from app.models import RUBRIC, Attempt, Submission, User
+from app.attempts import runs_ahead
+from app.models import RUBRIC, Attempt, AttemptStatus, Submission, User
 from app.templating import number
 from drills.core.catalogue import describe
 from drills.core.contract import Drill
@@ -117,6 +118,7 @@ def attempt_context(
         and attempt.final
         and can_review_work_of(session, viewer, attempt.learner_id),
         "can_explain": viewer is not None and viewer.id == attempt.learner_id,
+        "runs_ahead": runs_ahead(session, attempt) if attempt.status == AttemptStatus.queued else 0,
         "can_cancel": viewer is not None
         and viewer.id == attempt.learner_id
         and not attempt.final
@@ -135,23 +137,46 @@ def submission_versions(session: Session, versions: list[Submission]) -> list[di
     ]
 
 
-def drill_page_context(session: Session, *, drill: Drill, user: User) -> dict[str, Any]:
-    assert user.id is not None
-    failed, fixed = submissions.candidates(session, drill=drill, learner_id=user.id)
-    draft: dict[str, str] = {}
+def submission_draft(
+    versions: list[Submission], fixed: list[Attempt], session: Session
+) -> dict[str, str]:
+    """The text the submit form starts from: the last submitted version's (a resubmission after
+    "changes requested" edits what the reviewer read), else the explain-back of the newest fixed
+    run, else nothing."""
+    if versions:
+        return {name: getattr(versions[0], name) for name in submissions.EXPLANATION_FIELDS}
     if fixed:
         assert fixed[0].id is not None
         explanation = evidence.latest_explanation(session, attempt_id=fixed[0].id)
         if explanation is not None:
-            draft = {name: getattr(explanation, name) for name in submissions.EXPLANATION_FIELDS}
+            return {name: getattr(explanation, name) for name in submissions.EXPLANATION_FIELDS}
+    return {}
+
+
+def submit_context(
+    session: Session, *, drill: Drill, user: User, chosen: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The submit section: the runs that may serve as evidence, the draft, every version so far.
+    `chosen` keeps the runs a learner already picked when the lists are refreshed."""
+    assert user.id is not None
+    failed, fixed = submissions.candidates(session, drill=drill, learner_id=user.id)
     versions = submissions.history(session, learner_id=user.id, drill_slug=drill.slug)
     return {
         "drill": describe(drill),
-        "history": evidence.attempts_for(session, learner_id=user.id, drill_slug=drill.slug),
         "failed_candidates": failed,
         "fixed_candidates": fixed,
-        "submission_draft": draft,
+        "chosen_runs": chosen or {},
+        "submission_draft": submission_draft(versions, fixed, session),
         "submission_errors": {},
         "versions": submission_versions(session, versions),
         "rubric_labels": RUBRIC,
     }
+
+
+def drill_page_context(session: Session, *, drill: Drill, user: User) -> dict[str, Any]:
+    assert user.id is not None
+    history = evidence.attempts_for(session, learner_id=user.id, drill_slug=drill.slug)
+    # A run still in flight keeps its live panel across a reload (its points are stored).
+    in_flight = next((attempt for attempt in history if not attempt.final), None)
+    live = attempt_context(session, in_flight, user) if in_flight is not None else {}
+    return live | submit_context(session, drill=drill, user=user) | {"history": history}

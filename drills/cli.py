@@ -5,6 +5,8 @@
 `python -m drills verdicts [--seeds N] [--drill SLUG] [--json]`: each variant's verdict on seeds
 0..N-1, rows where the seeds disagree marked.
 `python -m drills cases list | outcomes`: the case pool (drills/cases/cli.py).
+`python -m drills practice items | simulate | rounds`: review items and schedules
+(drills/practice/cli.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from drills.core.catalogue import describe
 from drills.core.contract import Drill
 from drills.core.knobs import KnobError
 from drills.core.registry import UnknownDrill, all_drills, get_drill
+from drills.practice import cli as practice_commands
 
 USAGE_ERROR = 2  # bad request: nothing ran
 RUN_FAILED = 1  # the run ended with status error, timed_out or resource_limit
@@ -59,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     verdicts.add_argument("--drill", dest="slug", default=None, help="only this drill")
     verdicts.add_argument("--json", action="store_true", help="print the table as JSON")
     case_commands.add_commands(commands)
+    practice_commands.add_commands(commands)
     return parser
 
 
@@ -84,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return print_verdicts(args.slug, args.seeds, as_json=args.json)
         if args.command == "cases":
             return case_commands.run(args)
+        if args.command == "practice":
+            return practice_commands.run(args)
         knobs = parse_knob_settings(args.knobs)
         # Imported here so `list` and bad arguments answer without setting up a run.
         from drills.core.runner import run_drill

@@ -5,8 +5,8 @@
   // -- Run stays disabled until a hypothesis is picked and a prediction written ---------------
   function updateRunButton() {
     const form = document.getElementById("attempt-form");
-    if (!form) return;
-    const button = form.querySelector("#run-button");
+    const button = form && form.querySelector("#run-button");
+    if (!button) return; // no form, or a visitor's (which has no Run button)
     const picked = form.querySelector('input[name="hypothesis"]:checked');
     const text = form.querySelector('textarea[name="prediction"]');
     const ready = Boolean(picked) && text && text.value.trim().length > 0;
@@ -135,12 +135,17 @@
     figure.dataset.points = String(traces.reduce((n, t) => n + t.x.length, 0));
   }
 
+  // Only pages that draw charts load plotly.js; elsewhere there is nothing to draw.
+  const chartsAvailable = () => typeof window.Plotly !== "undefined";
+
   function drawCharts(root) {
+    if (!chartsAvailable()) return;
     root.querySelectorAll("figure.chart").forEach(drawChart);
   }
 
   // A "points" event carries [[metric, step, value], ...]; append each to the chart plotting it.
   function extendCharts(container, points) {
+    if (!chartsAvailable()) return;
     container.querySelectorAll("figure.chart").forEach((figure) => {
       const spec = JSON.parse(figure.dataset.chart);
       if (spec.kind === "heatmap") {
@@ -178,6 +183,21 @@
     const container = event.target.closest(".charts");
     if (container) extendCharts(container, JSON.parse(message.data).points);
   });
+
+  // -- A form sent back with errors: focus its first invalid field, scrolled into view ------
+  // (the server marks each with aria-invalid; templates/macros/fields.html). A full page
+  // answer and an htmx swap alike land on the error instead of the top of the page.
+  function focusFirstInvalid(root) {
+    const field = root.matches && root.matches('[aria-invalid="true"]')
+      ? root
+      : root.querySelector('[aria-invalid="true"]');
+    if (!field) return;
+    field.scrollIntoView({ block: "center" });
+    field.focus({ preventScroll: true });
+  }
+  // htmx:load fires on each piece of content a swap brought in (and on the body at start).
+  document.addEventListener("htmx:load", (event) => focusFirstInvalid(event.target));
+  document.addEventListener("DOMContentLoaded", () => focusFirstInvalid(document));
 
   document.addEventListener("htmx:load", (event) => {
     drawCharts(event.target);

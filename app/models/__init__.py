@@ -15,6 +15,7 @@ from app.models.accounts import (
 )
 from app.models.cases import (
     CASE_RUBRIC,
+    CASE_RUBRIC_LEVELS,
     DEFAULT_CASE_BUDGET,
     CaseAttempt,
     CaseReview,
@@ -23,8 +24,16 @@ from app.models.cases import (
     CaseStage,
 )
 from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
+from app.models.practice import ReviewCard, ReviewLogEntry, ReviewRating, ReviewSource
 from app.models.replays import Replay, ReplayStatus, ReplayVerdict
-from app.models.reviews import RUBRIC, Decision, Review, Submission, SubmissionStatus
+from app.models.reviews import (
+    RUBRIC,
+    RUBRIC_LEVELS,
+    Decision,
+    Review,
+    Submission,
+    SubmissionStatus,
+)
 from app.models.throttle import LoginFailure
 from app.models.time import utcnow
 
@@ -33,9 +42,15 @@ __all__ = [
     "MAX_ROW_ID",
     "NAMING_CONVENTION",
     "RUBRIC",
+    "RUBRIC_LEVELS",
     "CASE_RUBRIC",
+    "CASE_RUBRIC_LEVELS",
     "DEFAULT_CASE_BUDGET",
     "Attempt",
+    "ReviewCard",
+    "ReviewLogEntry",
+    "ReviewRating",
+    "ReviewSource",
     "CaseAttempt",
     "CaseReview",
     "CaseRun",

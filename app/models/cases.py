@@ -78,6 +78,24 @@ CASE_RUBRIC: tuple[tuple[str, str], ...] = (
     ("test_choice", "Chose a first test that could tell the hypotheses apart"),
     ("verification", "Named specific evidence that would confirm the fix"),
 )
+# What a 0, a 1 and a 2 mean on each case criterion (see RUBRIC_LEVELS).
+CASE_RUBRIC_LEVELS: dict[str, tuple[str, str, str]] = {
+    "alternatives": (
+        "named no alternative, or only implausible ones",
+        "named an alternative without saying how it would differ",
+        "named plausible alternatives and what would tell them apart",
+    ),
+    "test_choice": (
+        "the first test could not separate the hypotheses",
+        "the test separates some causes, not the leading one from its rivals",
+        "the first test separates the leading hypothesis from each alternative",
+    ),
+    "verification": (
+        'no evidence named, or only "it works"',
+        "names a signal, not the value or shape that would confirm the fix",
+        "names the curve or number and what it should show once fixed",
+    ),
+}
 
 
 class CaseReview(SQLModel, table=True):

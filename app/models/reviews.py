@@ -35,6 +35,30 @@ RUBRIC: tuple[tuple[str, str], ...] = (
     ("honest_prediction", "Made the prediction before the run and compared it honestly"),
     ("connects", "Connects the result to something they built"),
 )
+# What a 0, a 1 and a 2 mean on each criterion: one line each, shown in the review form and
+# beside every score given.
+RUBRIC_LEVELS: dict[str, tuple[str, str, str]] = {
+    "mechanism": (
+        "names the symptom only, or gets the mechanism wrong",
+        "describes the mechanism but not the state it reads or changes",
+        "explains the mechanism and the exact state it reads or changes",
+    ),
+    "when_to_use": (
+        "gives no situation, or only generic advice",
+        "gives one concrete situation, for or against, not both",
+        "gives a concrete case where it fits and one where it misleads",
+    ),
+    "honest_prediction": (
+        "no real prediction, or the comparison glosses over a miss",
+        "a prediction was made, but the comparison with the run is vague",
+        "a specific prediction, set against the evidence, misses owned",
+    ),
+    "connects": (
+        "stays inside the drill",
+        "mentions their own work in passing",
+        "says what they would check or change in something they built",
+    ),
+}
 
 
 class Submission(SQLModel, table=True):

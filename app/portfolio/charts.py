@@ -11,6 +11,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from app.portfolio.heatmap import heatmap_svg
+from app.portfolio.ticks import x_ticks, y_ticks
 
 WIDTH, HEIGHT = 560, 240
 LEFT, RIGHT, TOP, BOTTOM = 64, 12, 12, 40
@@ -59,22 +60,6 @@ def _span(values: list[float]) -> tuple[float, float]:
     return low, high
 
 
-def _tick_label(value: float, log_y: bool) -> str:
-    if log_y:
-        return f"1e{value:.0f}"
-    if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
-        return f"{value:.2e}"
-    return f"{value:.4g}"
-
-
-def _y_ticks(low: float, high: float, log_y: bool) -> list[float]:
-    if log_y:
-        decades = list(range(math.ceil(low), math.floor(high) + 1))
-        if 2 <= len(decades) <= 8:
-            return [float(d) for d in decades]
-    return [low + (high - low) * i / 4 for i in range(5)]
-
-
 def chart_svg(
     chart: dict[str, Any], series: Series, references: list[dict[str, Any]] | None = None
 ) -> Markup:
@@ -116,17 +101,17 @@ def chart_svg(
     def y_of(value: float) -> float:
         return TOP + (1 - (value - y_low) / (y_high - y_low)) * plot_h
 
-    for tick in _y_ticks(y_low, y_high, log_y):
+    for tick, label in y_ticks(y_low, y_high, log_y):
         y = y_of(tick)
         parts.append(
             f'<line x1="{LEFT - 4}" x2="{LEFT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#6b7280"/>'
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="10">'
-            f"{escape(_tick_label(tick, log_y))}</text>"
+            f'<text class="y-tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" '
+            f'font-size="10">{escape(label)}</text>'
         )
-    for tick in (x_low, (x_low + x_high) / 2, x_high):
+    for tick, label in x_ticks(x_low, x_high):
         parts.append(
-            f'<text x="{x_of(tick):.1f}" y="{HEIGHT - BOTTOM + 14}" text-anchor="middle" '
-            f'font-size="10">{tick:.0f}</text>'
+            f'<text class="x-tick" x="{x_of(tick):.1f}" y="{HEIGHT - BOTTOM + 14}" '
+            f'text-anchor="middle" font-size="10">{escape(label)}</text>'
         )
     parts.append(
         f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 6}" text-anchor="middle" font-size="11">'

@@ -84,10 +84,11 @@ def create_attempt(
             request=request,
         )
     except InvalidAttempt as error:
-        loc = ["body", *error.field.split(".")]
-        raise HTTPException(
-            status_code=422, detail=[{"loc": loc, "msg": error.message, "type": "value_error"}]
-        ) from None
+        detail = [
+            {"loc": ["body", *field.split(".")], "msg": message, "type": "value_error"}
+            for field, message in error.errors.items()
+        ]
+        raise HTTPException(status_code=422, detail=detail) from None
     assert attempt.id is not None
     return AttemptCreated(
         id=attempt.id,

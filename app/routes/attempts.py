@@ -7,7 +7,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import evidence, explanations, replays
 from app.access import can_review_work_of
-from app.attempts import AlreadyEnded, AttemptRequest, InvalidAttempt, cancel_attempt, start_attempt
+from app.attempts import (
+    AlreadyEnded,
+    AttemptRequest,
+    InvalidAttempt,
+    cancel_attempt,
+    runs_ahead,
+    start_attempt,
+)
 from app.deps import (
     AttemptDep,
     CurrentUser,
@@ -17,6 +24,7 @@ from app.deps import (
     SessionDep,
 )
 from app.forms import FormDep, is_htmx
+from app.models import AttemptStatus
 from app.templating import templates
 from app.views import attempt_context, drill_page_context
 from drills.core.catalogue import describe
@@ -59,7 +67,7 @@ def run_from_page(
         context: dict[str, Any] = {
             "drill": describe(drill),
             "form": {**fields, "knobs": knobs, "numeric": numeric},
-            "errors": {error.field: error.message},
+            "errors": error.errors,
         }
         if is_htmx(request):
             return templates.TemplateResponse(
@@ -111,6 +119,15 @@ def attempt_panel(
     return templates.TemplateResponse(
         request, "partials/attempt_panel.html", context, headers=headers
     )
+
+
+@router.get("/attempts/{attempt_id}/wait", response_class=HTMLResponse)
+def run_wait(request: Request, attempt: AttemptDep, session: SessionDep) -> HTMLResponse:
+    """The in-flight panel's line saying whether the run waits (and behind how many) or runs."""
+    context = {"attempt": attempt, "runs_ahead": 0}
+    if attempt.status == AttemptStatus.queued:
+        context["runs_ahead"] = runs_ahead(session, attempt)
+    return templates.TemplateResponse(request, "partials/run_wait.html", context)
 
 
 @router.post("/attempts/{attempt_id}/cancel", response_model=None)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app.accounts import AccountError, authenticate, create_user
+from app.accounts import AccountError, authenticate, create_user, new_account_problems
 from app.deps import OptionalUserDep, SessionDep, ThrottleDep
 from app.forms import FormDep
 from app.models import Role, User
@@ -39,15 +39,26 @@ def render(request: Request, name: str, context: dict[str, Any], status: int = 2
 
 
 @router.get("/register", response_class=HTMLResponse)
-def register_page(request: Request, user: OptionalUserDep) -> Response:
-    return render(request, "pages/register.html", {"form": {}, "errors": {}})
+def register_page(request: Request, user: OptionalUserDep, next: str = "") -> Response:
+    # A visitor who registers from a drill's page comes back to it.
+    context = {"form": {}, "errors": {}, "next": safe_next(next) if next else ""}
+    return render(request, "pages/register.html", context)
 
 
 @router.post("/register", response_model=None)
 def register(request: Request, fields: FormDep, session: SessionDep) -> Response:
+    target = safe_next(fields["next"]) if fields.get("next") else ""
+    errors = new_account_problems(
+        session,
+        username=fields.get("username", ""),
+        display_name=fields.get("display_name", ""),
+        password=fields.get("password", ""),
+    )
     if fields.get("password", "") != fields.get("password_again", ""):
-        errors = {"password_again": "the two passwords differ"}
-        return render(request, "pages/register.html", {"form": fields, "errors": errors}, 422)
+        errors["password_again"] = "the two passwords differ"
+    if errors:
+        context = {"form": fields, "errors": errors, "next": target}
+        return render(request, "pages/register.html", context, 422)
     try:
         user = create_user(
             session,
@@ -56,11 +67,11 @@ def register(request: Request, fields: FormDep, session: SessionDep) -> Response
             password=fields.get("password", ""),
             role=Role.learner,
         )
-    except AccountError as error:
-        errors = {error.field: error.message}
-        return render(request, "pages/register.html", {"form": fields, "errors": errors}, 422)
+    except AccountError as error:  # a simultaneous registration took the name
+        context = {"form": fields, "errors": error.errors, "next": target}
+        return render(request, "pages/register.html", context, 422)
     start_session(request, session, user)
-    return RedirectResponse("/progress", status_code=303)
+    return RedirectResponse(target or "/progress", status_code=303)
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -76,7 +87,7 @@ def login(
     username = fields.get("username", "").strip().lower()
     host = request.client.host if request.client else None
     target = safe_next(fields.get("next"))
-    context = {"next": target, "username": username}
+    context: dict[str, Any] = {"next": target, "username": username}
     refusal = throttle.refusal(session, username=username, host=host)
     if refusal is not None:
         response = render(request, "pages/login.html", context | {"error": refusal.message}, 429)
@@ -86,7 +97,9 @@ def login(
     if user is None:
         throttle.failed(session, username=username, host=host)
         error = "Wrong username or password."
-        return render(request, "pages/login.html", context | {"error": error}, 401)
+        # Both fields are marked: which of the two was wrong is not said.
+        context |= {"error": error, "wrong_credentials": True}
+        return render(request, "pages/login.html", context, 401)
     throttle.succeeded(session, username=username, host=host)
     start_session(request, session, user)
     return RedirectResponse(target, status_code=303)

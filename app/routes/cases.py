@@ -8,7 +8,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 from starlette.datastructures import FormData
 
-from app import case_reviews, case_views, cases
+from app import case_reviews, case_views, cases, review_queue
 from app.access import can_review_work_of
 from app.case_forms import InvalidCaseInput
 from app.deps import (
@@ -62,12 +62,21 @@ def _page(
     viewer = getattr(request.state, "user", None)
     owner = viewer is not None and viewer.id == case_attempt.learner_id
     context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}, "owner": owner}
-    context |= {
-        "review": case_reviews.review_of(session, case_attempt.id),
-        "rubric": CASE_RUBRIC,
-        "can_review": viewer is not None
+    reviewer = (
+        viewer is not None
         and not owner
-        and can_review_work_of(session, viewer, case_attempt.learner_id),
+        and can_review_work_of(session, viewer, case_attempt.learner_id)
+    )
+    review = case_reviews.review_of(session, case_attempt.id)
+    context |= {
+        "review": review,
+        "rubric": CASE_RUBRIC,
+        "can_review": reviewer,
+        # Once reviewed, its reviewer goes on to the next item in one click.
+        "decided": reviewer and review is not None,
+        "next_item": review_queue.next_in_queue(session, reviewer=viewer)
+        if viewer is not None and reviewer and review is not None
+        else None,
     }
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
@@ -91,7 +100,7 @@ def _answer(
     form: dict[str, Any],
 ) -> HTMLResponse:
     if isinstance(error, InvalidCaseInput):
-        errors, refusal, status = {error.field: error.message}, None, 422
+        errors, refusal, status = error.errors, None, 422
     else:
         errors, refusal, status = {}, str(error), 409
     template = "partials/case_body.html" if is_htmx(request) else "pages/case.html"
@@ -208,8 +217,8 @@ def review_case(
             request,
             session,
             case_attempt,
-            errors={error.field: error.message},
+            errors=error.errors,
             form=dict(fields),
             status_code=status,
         )
-    return RedirectResponse(f"/cases/attempts/{case_attempt.id}#case-review", status_code=303)
+    return RedirectResponse(f"/cases/attempts/{case_attempt.id}#next-in-queue", status_code=303)

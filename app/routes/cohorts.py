@@ -11,7 +11,7 @@ from app.case_results import cohort_case_results
 from app.deps import CohortDep, CurrentUser, InstructorDep, SessionDep
 from app.forms import FormDep
 from app.models import Cohort
-from app.progress import cohort_csv, cohort_learners, progress_grid
+from app.progress import cohort_csv, cohort_learners, progress_grid, work_links
 from app.templating import templates
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
@@ -21,7 +21,7 @@ router = APIRouter(tags=["cohorts"], include_in_schema=False)
 
 @router.get("/cohorts", response_class=HTMLResponse)
 def cohorts_page(request: Request, session: SessionDep, user: InstructorDep) -> HTMLResponse:
-    context = {"cohorts": cohorts.cohorts_run_by(session, user=user), "error": None}
+    context = {"cohorts": cohorts.cohorts_run_by(session, user=user), "errors": {}}
     return templates.TemplateResponse(request, "pages/cohorts.html", context)
 
 
@@ -32,7 +32,10 @@ def create_cohort(
     try:
         cohort = cohorts.create_cohort(session, instructor=user, name=fields.get("name", ""))
     except cohorts.InvalidCohort as error:
-        context = {"cohorts": cohorts.cohorts_run_by(session, user=user), "error": str(error)}
+        context = {
+            "cohorts": cohorts.cohorts_run_by(session, user=user),
+            "errors": {"name": str(error)},
+        }
         return templates.TemplateResponse(request, "pages/cohorts.html", context, status_code=422)
     return RedirectResponse(f"/cohorts/{cohort.id}", status_code=303)
 
@@ -48,13 +51,15 @@ def cohort_context(
     session: Session, cohort: Cohort, budget_error: str | None = None
 ) -> dict[str, Any]:
     learners = cohort_learners(session, cohort=cohort)
+    ids = [u.id for u in learners if u.id is not None]
     return {
         "cohort": cohort,
         "learners": learners,
-        "grid": progress_grid(session, learner_ids=[u.id for u in learners if u.id is not None]),
+        "grid": progress_grid(session, learner_ids=ids),
+        "links": work_links(session, learner_ids=ids),
         "drills": [describe(d) for d in all_drills()],
         "case_results": cohort_case_results(session, learners),
-        "budget_error": budget_error,
+        "errors": {"case_budget": budget_error} if budget_error else {},
     }
 
 

@@ -3,7 +3,8 @@
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.deps import CurrentUser, DrillDep, OptionalUserDep, SessionDep
+from app.deps import DrillDep, OptionalUserDep, SessionDep
+from app.progress import catalogue_standing
 from app.templating import templates
 from app.views import drill_page_context
 from drills.core.catalogue import describe
@@ -13,15 +14,27 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 
 
 @router.get("/", response_class=HTMLResponse)
-def catalogue(request: Request, user: OptionalUserDep) -> HTMLResponse:
+def catalogue(request: Request, user: OptionalUserDep, session: SessionDep) -> HTMLResponse:
     drills = [describe(drill) for drill in all_drills()]
-    return templates.TemplateResponse(request, "pages/catalogue.html", {"drills": drills})
+    standing = catalogue_standing(session, learner_id=user.saved_id) if user else {}
+    context = {"drills": drills, "standing": standing}
+    return templates.TemplateResponse(request, "pages/catalogue.html", context)
 
 
 @router.get("/drills/{slug}", response_class=HTMLResponse)
 def drill_page(
-    request: Request, drill: DrillDep, session: SessionDep, user: CurrentUser
+    request: Request, drill: DrillDep, session: SessionDep, user: OptionalUserDep
 ) -> HTMLResponse:
-    context = drill_page_context(session, drill=drill, user=user)
-    context |= {"form": {"knobs": {}, "numeric": {}, "seed": 0}, "errors": {}}
+    # A visitor reads the drill (its scenario, hypotheses and knobs) before registering.
+    context = (
+        drill_page_context(session, drill=drill, user=user)
+        if user is not None
+        else {"drill": describe(drill)}
+    )
+    # A link may set up the form (a review item sends a learner back with a new seed):
+    # ?seed=N&knob.name=value. Only prefilled; running it validates as always.
+    query = request.query_params
+    knobs = {name[5:]: value for name, value in query.items() if name.startswith("knob.")}
+    form = {"knobs": knobs, "numeric": {}, "seed": query.get("seed", 0)}
+    context |= {"form": form, "errors": {}}
     return templates.TemplateResponse(request, "pages/drill.html", context)

@@ -51,9 +51,9 @@ def review_submission(
         submissions.record_review(session, submission=submission, reviewer=user, fields=fields)
     except submissions.InvalidSubmission as error:
         context = submission_context(session, submission=submission, user=user)
-        context |= {"review_form": fields, "review_errors": {error.field: error.message}}
+        context |= {"review_form": fields, "review_errors": error.errors}
         status = 409 if isinstance(error, submissions.SubmissionConflict) else 422
         return templates.TemplateResponse(
             request, "pages/submission.html", context, status_code=status
         )
-    return RedirectResponse(f"/submissions/{submission.id}", status_code=303)
+    return RedirectResponse(f"/submissions/{submission.id}#next-in-queue", status_code=303)

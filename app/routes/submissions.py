@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app import submissions
+from app import review_queue, submissions
 from app.access import can_review_work_of
 from app.cohorts import cohorts_joined_by
 from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
@@ -14,7 +14,7 @@ from app.forms import FormDep
 from app.models import RUBRIC, Attempt, Submission, SubmissionStatus, User
 from app.progress import latest_feedback, progress_grid
 from app.templating import templates
-from app.views import attempt_context, drill_page_context, submission_versions
+from app.views import attempt_context, drill_page_context, submission_versions, submit_context
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills, get_drill
 
@@ -41,11 +41,37 @@ def submit_evidence(
             "form": {"knobs": {}, "seed": 0},
             "errors": {},
             "submission_draft": texts,
-            "submission_errors": {error.field: error.message},
+            "submission_errors": error.errors,
+            "chosen_runs": _chosen(fields),
         }
         status = 409 if isinstance(error, submissions.SubmissionConflict) else 422
         return templates.TemplateResponse(request, "pages/drill.html", context, status_code=status)
     return RedirectResponse(f"/submissions/{submission.id}", status_code=303)
+
+
+def _chosen(fields: dict[str, str]) -> dict[str, str]:
+    return {name: fields.get(name, "") for name in ("failed_attempt_id", "fixed_attempt_id")}
+
+
+@router.get("/drills/{slug}/submit-evidence", response_class=HTMLResponse)
+def submit_section(
+    request: Request, drill: DrillDep, session: SessionDep, user: CurrentUser
+) -> HTMLResponse:
+    """The submit section as it stands now: refreshed when a run ends, so a finished run that
+    shows the failure (or the fix) unlocks the form without a reload."""
+    context = submit_context(session, drill=drill, user=user)
+    return templates.TemplateResponse(request, "partials/submit_evidence.html", context)
+
+
+@router.get("/drills/{slug}/submit-runs", response_class=HTMLResponse)
+def submit_runs(
+    request: Request, drill: DrillDep, session: SessionDep, user: CurrentUser
+) -> HTMLResponse:
+    """Only the two run pickers of a form being written (the typed text stays as it is), with
+    the runs the learner had picked still picked."""
+    chosen = _chosen(dict(request.query_params))
+    context = submit_context(session, drill=drill, user=user, chosen=chosen)
+    return templates.TemplateResponse(request, "partials/submit_runs.html", context)
 
 
 def _evidence(session: Session, attempt_id: int) -> dict[str, Any]:
@@ -59,6 +85,7 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
     versions = submissions.history(
         session, learner_id=submission.learner_id, drill_slug=submission.drill_slug
     )
+    reviewer = can_review_work_of(session, user, submission.learner_id)
     context = {
         "submission": submission,
         "learner": learner,
@@ -68,10 +95,12 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
         "versions": submission_versions(session, versions),
         "rubric": RUBRIC,
         "rubric_labels": RUBRIC,
-        "can_review": can_review_work_of(session, user, submission.learner_id)
-        and submission.status == SubmissionStatus.pending,
+        "can_review": reviewer and submission.status == SubmissionStatus.pending,
         "review_form": {},
         "review_errors": {},
+        # Once decided, its reviewer goes on to the next item in one click.
+        "decided": reviewer and submission.status != SubmissionStatus.pending,
+        "next_item": review_queue.next_in_queue(session, reviewer=user) if reviewer else None,
     }
     return context
 

@@ -42,6 +42,7 @@ READ_OWN_WORK = (LOGIN, OK, HIDDEN, HIDDEN, OK, OK)
 MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "/attempts/{attempt_id}"): READ_OWN_WORK,
     ("GET", "/attempts/{attempt_id}/panel"): READ_OWN_WORK,
+    ("GET", "/attempts/{attempt_id}/wait"): READ_OWN_WORK,
     ("GET", "/attempts/{attempt_id}/replays"): READ_OWN_WORK,
     # A replay is asked for by the learner's instructor (or an admin), never by the learner:
     # it is the check of their claim. Allowed requests really start one (see REPLAYERS).
@@ -205,7 +206,11 @@ def missing_like(engine: object, model: object, row_id: int) -> int:
 def fingerprint(response: Any, row_id: int) -> tuple[object, ...]:
     """Status, headers and body, the id replaced where the answer names it ("No attempt 12."):
     a page has other digits of its own (initial-scale=1) that must stay."""
-    headers = sorted((k, v) for k, v in response.headers.items() if k != "set-cookie")
+    # Content-Length left out: a compressed body's length follows the id's digits (the body
+    # itself, with the id replaced, is compared below).
+    headers = sorted(
+        (k, v) for k, v in response.headers.items() if k not in ("set-cookie", "content-length")
+    )
     body = re.sub(rf"(No [a-z ]+ ){row_id}\.", r"\1<id>.", response.text)
     return response.status_code, headers, body
 

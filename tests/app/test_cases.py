@@ -179,6 +179,11 @@ def test_a_wrong_verdict_and_a_wrong_fix_score_as_such(client: TestClient) -> No
     score = body["score"]
     assert not score["cause_named"] and not score["fix_verified"] and not score["leading_right"]
     assert score["experiments_used"] == 0
+    # The cause named wrongly is a review item now, sending the learner to a new draw.
+    due = client.get("/practice").text
+    assert 'data-item="case-miss:swapped-head"' in due
+    item = client.get("/practice/case-miss:swapped-head").text
+    assert "The optimizer was built without the head" in item
 
 
 def test_nothing_names_the_cause_before_the_verdict(client: TestClient) -> None:

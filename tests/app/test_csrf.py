@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from app.models import Attempt, AttemptStatus, CaseStage, Replay, Role
+from drills.practice.items import all_items
 from tests.app.factories import (
     DRILL,
     RUBRIC_KEYS,
@@ -35,6 +36,7 @@ from tests.conftest import PASSWORD
 
 HEADER = "X-CSRF-Token"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+PRACTICE_ITEM = f"track:{all_items()[0].key}"
 RUN_FORM = {
     "hypothesis": "fits",
     "prediction": "The loss goes to zero.",
@@ -196,6 +198,8 @@ CASE_ROUTES = {
     ("POST", "/api/attempts"),
     ("POST", "/portfolio/verify"),
     ("POST", "/cases/{case_key}/attempts"),
+    ("POST", "/practice/{key}/answer"),
+    ("POST", "/practice/{key}/rating"),
     ("POST", "/cases/attempts/{case_attempt_id}/diagnosis"),
     ("POST", "/cases/attempts/{case_attempt_id}/experiments"),
     ("POST", "/cases/attempts/{case_attempt_id}/verdict"),
@@ -290,6 +294,20 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
     built |= {
         ("POST", "/cases/{case_key}/attempts"): Case(
             c["learner_a"], "/cases/swapped-head/attempts", 303, form={}
+        ),
+        # Showing the model answer stores nothing: the answer is stored with the rating.
+        ("POST", "/practice/{key}/answer"): Case(
+            c["learner_a"],
+            f"/practice/{PRACTICE_ITEM}/answer",
+            200,
+            form={"answer": "From memory.", "seen_reviews": "0"},
+            changes_state=False,
+        ),
+        ("POST", "/practice/{key}/rating"): Case(
+            c["learner_a"],
+            f"/practice/{PRACTICE_ITEM}/rating",
+            303,
+            form={"answer": "From memory.", "rating": "good", "seen_reviews": "0"},
         ),
         ("POST", "/cases/attempts/{case_attempt_id}/diagnosis"): Case(
             c["learner_a"],
@@ -427,6 +445,7 @@ def test_no_get_changes_state(world: World) -> None:
         "cohort_id": ids["c1"],
         "user_id": ids["learner_a"],
         "case_key": "frozen-features",
+        "key": PRACTICE_ITEM,
         "case_attempt_id": ids["revealed_case"],
         "case_run_id": ids["revealed_run"],  # final: its event stream ends by itself
     }

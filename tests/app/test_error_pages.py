@@ -43,14 +43,18 @@ def test_refusals_wrong_methods_and_bad_values_are_pages(client: TestClient) -> 
     assert client.get("/api/attempts/0").json()["detail"][0]["loc"] == ["path", "attempt_id"]
 
 
-def test_an_admin_refused_a_change_reads_why_on_a_page(anonymous: TestClient) -> None:
+def test_an_admin_refused_a_change_reads_why_beside_that_role(anonymous: TestClient) -> None:
     engine = engine_of(anonymous)
     admin_id = add_user(engine, "root", Role.admin)
     admin = signed_in(anonymous.app, "root")  # type: ignore[arg-type]
     refused = admin.post(
         f"/admin/users/{admin_id}/role", data={"role": "learner"}, follow_redirects=False
     )
-    assert is_site_page(refused, 422) and "an admin cannot demote themselves" in refused.text
+    # The users page again (not an error page), the refusal beside the role it refused.
+    assert refused.status_code == 422 and 'id="users"' in refused.text
+    assert f'aria-describedby="error-role-{admin_id}"' in refused.text
+    assert f'id="error-role-{admin_id}">an admin cannot demote themselves<' in refused.text
+    assert is_site_page(admin.post("/admin/users/999/role", data={"role": "learner"}), 404)
     admin.close()
 
 

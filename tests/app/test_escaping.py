@@ -132,11 +132,11 @@ def world(anonymous: TestClient) -> Iterator[World]:
         f"/submissions/{v1}/reviews", data=review, follow_redirects=False
     )
     assert reviewed.status_code == 303, reviewed.text
-    # With changes requested the drill page offers a resubmission, prefilled from the
-    # explanation: keep that page before resubmitting.
+    # With changes requested the drill page offers a resubmission, prefilled from the last
+    # version (and the review's comment rendered as Markdown): keep that page before resubmitting.
     world.pages["drill page, resubmission form"] = (
         learner.get(f"/drills/{DRILL}").text,
-        {"XSS-learner-name"} | EXPLAIN_LABELS | REVIEW_LABELS,
+        {"XSS-learner-name"} | MARKDOWN_LABELS | REVIEW_LABELS,
     )
     incomplete = SUBMITTED | {"next_check": ""}
     rejected = learner.post(f"/drills/{DRILL}/submissions", data=evidence | incomplete)

@@ -36,6 +36,8 @@ TABLES = {
     "case_attempt",
     "case_run",
     "case_review",
+    "review_card",
+    "review_log",
 }
 
 

@@ -90,7 +90,17 @@ def _assert_every_chart_drawn(page: Page, charts: int) -> None:
         box = svg.bounding_box()
         assert box is not None and box["width"] > 100 and box["height"] > 100
         assert svg.locator("path.trace").count() >= 1
+        # Each axis labels its ticks once each, as the browser renders them (a log axis once
+        # read "1e0" five times).
+        for axis in ("x", "y"):
+            labels = svg.locator(f"text.{axis}-tick").all_text_contents()
+            assert len(labels) >= 2 and len(set(labels)) == len(labels), (index, axis, labels)
     assert page.locator("script").count() == 0
+    # The drill's gradient-norm chart has a log axis: the case the repeated labels came from.
+    log_charts = page.locator("figure.chart-figure[data-chart=grad_norm] svg.chart")
+    assert log_charts.count() == 2
+    for index in range(2):
+        assert "(log)" in " ".join(log_charts.nth(index).locator("text").all_text_contents())
 
 
 def _describe(request: Request) -> str:

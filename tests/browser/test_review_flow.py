@@ -1,5 +1,7 @@
 """Two people, two browsers: a learner and an instructor go through register → join → run →
-submit → review → feedback → resubmit → accept, on the real server with its worker."""
+submit → review → feedback → resubmit → accept, on the real server with its worker. On the way,
+forms sent back with errors land focus on the first invalid field (a full page and an htmx
+swap), and after a decision the next submission in the queue is one click away."""
 
 import re
 from pathlib import Path
@@ -13,11 +15,21 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = Path(__file__).resolve().parents[2] / "test-results"
 
 
-def run_drill(page: Page, base: str, *, bug: str, hypothesis: str, prediction: str) -> None:
+def run_drill(
+    page: Page, base: str, *, bug: str, hypothesis: str, prediction: str, bad_seed: bool = False
+) -> None:
     page.goto(f"{base}/drills/overfit-one-batch")
     page.get_by_label(re.compile(hypothesis)).check()
     page.fill("#prediction", prediction)
     page.select_option("#knob-bug", bug)
+    if bad_seed:
+        # Refused by the server: the form comes back through htmx, focus on the bad field.
+        page.fill("#seed", "-1")
+        page.locator("#run-button").click()
+        expect(page.locator("#seed")).to_be_focused()
+        expect(page.locator("#seed")).to_have_attribute("aria-describedby", "error-seed")
+        expect(page.locator("#error-seed")).to_contain_text("between 0 and")
+        page.fill("#seed", "0")
     page.locator("#run-button").click()
     expect(page.locator("#verdict")).to_be_visible(timeout=60_000)
 
@@ -32,14 +44,28 @@ def explain(page: Page, suffix: str) -> None:
     page.fill("#submit-next_check", "Print a few input/label pairs straight from the loader.")
 
 
-def review(page: Page, base: str, *, score: str, comment: str, decision: str) -> None:
-    page.goto(f"{base}/reviews")
-    page.locator("#queue").get_by_role("link", name="Review", exact=True).first.click()
+def review(
+    page: Page, base: str, *, score: str, comment: str, decision: str, from_queue: bool = True
+) -> None:
+    if from_queue:
+        page.goto(f"{base}/reviews")
+        page.locator("#queue").get_by_role("link", name="Review", exact=True).first.click()
     expect(page.locator("#evidence-failed")).to_be_visible()
     expect(page.locator("#evidence-fixed")).to_be_visible()
     expect(page.locator("#submitted-explanation em")).to_have_text("nothing")  # Markdown rendered
     for radio in page.locator(f'.rubric input[type=radio][value="{score}"]').all():
         radio.check()
+    if decision == "Request changes":
+        # Without the comment that asking for changes needs: the page comes back (a full page,
+        # no htmx) scrolled to that field, focused, and naming what is missing.
+        page.get_by_role("button", name=decision).click()
+        comment_field = page.locator("#review-comment")
+        expect(comment_field).to_be_focused()
+        expect(comment_field).to_be_in_viewport()
+        expect(comment_field).to_have_attribute("aria-invalid", "true")
+        expect(page.locator("#error-comment")).to_have_text("say what to change")
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "review-error-focus.png"))
     page.fill("#review-comment", comment)
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(
@@ -52,6 +78,14 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
     base = live_server
     instructor, admin, learner = new_page(), new_page(), new_page()  # type: ignore[call-arg]
 
+    # Every registration error at once; focus on the first of them.
+    instructor.goto(f"{base}/register")
+    instructor.fill("#username", "Ida!")
+    instructor.fill("#password", "short")
+    instructor.get_by_role("button", name="Create account").click()
+    expect(instructor.locator("#username")).to_be_focused()
+    for field in ("username", "password", "password_again"):
+        expect(instructor.locator(f"#error-{field}")).to_be_visible()
     register(instructor, base, "ida-instructor")
     log_in(admin, base, ADMIN)
     admin.goto(f"{base}/admin/users")
@@ -76,6 +110,7 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
         bug="shuffled-labels",
         hypothesis="memorises the batch",
         prediction="It will fit anyway.",
+        bad_seed=True,
     )
     expect(learner.locator("#verdict")).to_contain_text("did not match")
     run_drill(
@@ -100,6 +135,7 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
         decision="Request changes",
     )
     expect(instructor.locator("#submission-status")).to_have_text("changes requested")
+    expect(instructor.locator("#next-in-queue")).to_contain_text("Nothing else waits")
 
     learner.goto(f"{base}/drills/overfit-one-batch")
     feedback = learner.locator("#feedback")
@@ -109,7 +145,18 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
     learner.get_by_role("button", name="Resubmit").click()
     expect(learner.locator("#submission-status")).to_have_text("pending")
 
-    review(instructor, base, score="2", comment="Clear and honest.", decision="Accept")
+    # The decided version's page now offers the resubmission as the next item: one click.
+    instructor.reload()
+    instructor.locator("#next-in-queue-link").click()
+    expect(instructor.locator("h1")).to_contain_text("version 2")
+    review(
+        instructor,
+        base,
+        score="2",
+        comment="Clear and honest.",
+        decision="Accept",
+        from_queue=False,
+    )
     expect(instructor.locator("#submission-status")).to_have_text("accepted")
     instructor.goto(f"{base}/cohorts")
     instructor.get_by_role("link", name="Autumn cohort").click()

@@ -1,0 +1,124 @@
+"""Spaced review: the "Due today" list, one item (answer from memory, then the model answer),
+and the rating that reschedules it."""
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app import practice
+from app.deps import CurrentUser, NowDep, SessionDep
+from app.error_pages import error_page
+from app.forms import FormDep, is_htmx
+from app.models import ReviewRating
+from app.templating import templates
+
+router = APIRouter(tags=["practice"], include_in_schema=False)
+
+
+@router.get("/practice", response_class=HTMLResponse)
+def due_today(request: Request, session: SessionDep, user: CurrentUser, now: NowDep) -> Response:
+    due = practice.due_today(session, learner_id=user.saved_id, now=now)
+    return templates.TemplateResponse(request, "pages/practice.html", {"due": due, "now": now})
+
+
+def _item(session: SessionDep, user: CurrentUser, key: str) -> practice.PracticeItem:
+    try:
+        return practice.practice_item(session, learner_id=user.saved_id, key=key)
+    except practice.UnknownPracticeItem as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+
+
+def _reviews_of(session: SessionDep, user: CurrentUser, key: str) -> int:
+    card = practice.card_of(session, learner_id=user.saved_id, key=key)
+    return card.reviews if card is not None else 0
+
+
+def _page(
+    request: Request, context: dict[str, Any], *, partial: bool, status_code: int = 200
+) -> HTMLResponse:
+    name = "partials/practice_step.html" if partial else "pages/practice_item.html"
+    return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+@router.get("/practice/{key}", response_class=HTMLResponse)
+def item_page(key: str, request: Request, session: SessionDep, user: CurrentUser) -> Response:
+    context = {
+        "item": _item(session, user, key),
+        "seen_reviews": _reviews_of(session, user, key),
+        "answer": "",
+        "revealed": False,
+        "errors": {},
+    }
+    return _page(request, context, partial=False)
+
+
+@router.post("/practice/{key}/answer", response_model=None)
+def reveal(
+    key: str, request: Request, fields: FormDep, session: SessionDep, user: CurrentUser
+) -> Response:
+    """The learner's answer is in: show the model answer beside it, and the ratings. Nothing is
+    stored yet; the answer is stored with the rating."""
+    item = _item(session, user, key)
+    answer = fields.get("answer", "")
+    errors = practice.answer_errors(answer)
+    context = {
+        "item": item,
+        "seen_reviews": int(fields.get("seen_reviews") or 0),
+        "answer": answer,
+        "revealed": not errors,
+        "errors": errors,
+    }
+    return _page(request, context, partial=is_htmx(request), status_code=422 if errors else 200)
+
+
+@router.post("/practice/{key}/rating", response_model=None)
+def rate(
+    key: str,
+    request: Request,
+    fields: FormDep,
+    session: SessionDep,
+    user: CurrentUser,
+    now: NowDep,
+) -> Response:
+    item = _item(session, user, key)
+    answer = fields.get("answer", "")
+    raw_seen = fields.get("seen_reviews", "")
+    seen = int(raw_seen) if raw_seen.isdigit() else -1
+    try:
+        practice.rate(
+            session,
+            learner_id=user.saved_id,
+            key=key,
+            answer=answer,
+            rating=fields.get("rating", ""),
+            seen_reviews=seen,
+            now=now,
+        )
+    except practice.InvalidReview as error:
+        context = {
+            "item": item,
+            "seen_reviews": max(seen, 0),
+            "answer": answer,
+            "revealed": "answer" not in error.errors,
+            "errors": error.errors,
+        }
+        return _page(request, context, partial=is_htmx(request), status_code=422)
+    except practice.AlreadyRated:
+        # Rendered here, while the session is open: its rollback reloads what the page shows.
+        session.rollback()
+        message = "You rated this item already (another tab, or a double click)."
+        return error_page(request, 409, message)
+    following = practice.due_today(session, learner_id=user.saved_id, now=now).ready
+    # On to the next item due, until none is left.
+    target = f"/practice/{following[0].key}" if following else "/practice?done=1"
+    return RedirectResponse(target, status_code=303)
+
+
+RATINGS = [
+    (ReviewRating.again, "Again", "I did not recall it"),
+    (ReviewRating.hard, "Hard", "recalled, with real effort"),
+    (ReviewRating.good, "Good", "recalled it"),
+    (ReviewRating.easy, "Easy", "recalled it at once"),
+]
+templates.env.globals["REVIEW_RATINGS"] = RATINGS

@@ -1,0 +1,249 @@
+"""Spaced review: the "Due today" list of a new learner, a review (answer first, then the model
+answer, then the rating), FSRS rescheduling under an injected clock, misses becoming items, and
+who may see what."""
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import Session, select
+
+from app.deps import get_now
+from app.models import ReviewCard, ReviewLogEntry
+from app.practice import NEW_PER_DAY
+from drills.practice.items import all_items
+from tests.app.factories import engine_of, signed_in
+from tests.conftest import make_user, wait_until_final
+
+MONDAY = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+FIRST = f"track:{all_items()[0].key}"
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock(client: TestClient) -> Iterator[Clock]:
+    ticking = Clock(MONDAY)
+    client.app.dependency_overrides[get_now] = ticking  # type: ignore[attr-defined]
+    yield ticking
+    client.app.dependency_overrides.pop(get_now, None)  # type: ignore[attr-defined]
+
+
+def ready_keys(client: TestClient) -> list[str]:
+    page = client.get("/practice").text
+    section = page.split('id="due-now"', 1)[1].split("</section>", 1)[0]
+    return re.findall(r'<li data-item="([^"]+)"', section)
+
+
+def later_keys(client: TestClient) -> list[str]:
+    page = client.get("/practice").text
+    if 'id="due-later"' not in page:
+        return []
+    section = page.split('id="due-later"', 1)[1].split("</section>", 1)[0]
+    return re.findall(r'<li data-item="([^"]+)"', section)
+
+
+def review(client: TestClient, key: str, rating: str, answer: str = "From memory: ...") -> str:
+    page = client.get(f"/practice/{key}").text
+    seen = re.search(r'name="seen_reviews" value="(\d+)"', page)
+    assert seen
+    response = client.post(
+        f"/practice/{key}/rating",
+        data={"answer": answer, "rating": rating, "seen_reviews": seen.group(1)},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303, response.text
+    return str(response.headers["location"])
+
+
+def logs(client: TestClient) -> list[ReviewLogEntry]:
+    with Session(engine_of(client)) as session:
+        return list(session.exec(select(ReviewLogEntry)).all())
+
+
+def test_a_new_learner_has_track_items_due_today(client: TestClient, clock: Clock) -> None:
+    keys = ready_keys(client)
+    assert keys == [f"track:{item.key}" for item in all_items()[:NEW_PER_DAY]]
+    assert not logs(client)  # reading the list stored nothing
+
+
+def test_a_review_asks_first_then_shows_the_model_answer_then_reschedules(
+    client: TestClient, clock: Clock
+) -> None:
+    item = all_items()[0]
+    page = client.get(f"/practice/{FIRST}").text
+    assert item.prompt.split()[0] in page
+    assert 'id="practice-model"' not in page  # the model answer waits for an answer
+    empty = client.post(f"/practice/{FIRST}/answer", data={"answer": "  ", "seen_reviews": "0"})
+    assert empty.status_code == 422
+    assert 'aria-describedby="practice-answer-error"' in empty.text
+    assert "from memory first" in empty.text and 'id="practice-model"' not in empty.text
+    shown = client.post(
+        f"/practice/{FIRST}/answer", data={"answer": "Overfit one batch.", "seen_reviews": "0"}
+    )
+    assert shown.status_code == 200 and 'id="practice-model"' in shown.text
+    assert 'id="practice-yours">Overfit one batch.<' in shown.text
+    assert f'href="/drills/{item.drills[0]}"' in shown.text  # the evidence behind the answer
+    assert not logs(client)  # nothing is stored before the rating
+
+    following = review(client, FIRST, "good", answer="Overfit one batch.")
+    assert following == f"/practice/track:{all_items()[1].key}"
+    [entry] = logs(client)
+    assert (entry.item_key, entry.rating, entry.answer) == (FIRST, "good", "Overfit one batch.")
+    # Rated good: not due again today, nor in the day's new items; tomorrow neither.
+    assert FIRST not in ready_keys(client) and FIRST not in later_keys(client)
+    clock.now = MONDAY + timedelta(days=1)
+    assert FIRST not in ready_keys(client)
+    clock.now = MONDAY + timedelta(days=40)
+    assert FIRST in ready_keys(client)
+
+
+def test_again_brings_an_item_back_the_same_day(client: TestClient, clock: Clock) -> None:
+    review(client, FIRST, "again")
+    assert FIRST not in ready_keys(client) and FIRST in later_keys(client)
+    clock.now = MONDAY + timedelta(minutes=11)
+    assert ready_keys(client)[0] == FIRST  # a failed item comes first when it is back
+
+
+def test_easy_waits_longer_than_good(client: TestClient, clock: Clock) -> None:
+    second = f"track:{all_items()[1].key}"
+    review(client, FIRST, "good")
+    review(client, second, "easy")
+    with Session(engine_of(client)) as session:
+        due = {card.item_key: card.due_at for card in session.exec(select(ReviewCard)).all()}
+    assert due[second] > due[FIRST] > MONDAY + timedelta(days=1)
+
+
+def test_the_day_brings_only_so_many_new_items(client: TestClient, clock: Clock) -> None:
+    for key in ready_keys(client):
+        review(client, key, "good")
+    assert ready_keys(client) == []
+    page = client.get("/practice?done=1").text
+    assert 'id="practice-done"' in page and "next review falls due" in page
+    clock.now = MONDAY + timedelta(days=1)
+    fresh = ready_keys(client)
+    assert len(fresh) == NEW_PER_DAY
+    assert fresh[0] == f"track:{all_items()[NEW_PER_DAY].key}"
+
+
+def test_a_rating_pressed_twice_counts_once(client: TestClient, clock: Clock) -> None:
+    form = {"answer": "An answer.", "rating": "good", "seen_reviews": "0"}
+    first = client.post(f"/practice/{FIRST}/rating", data=form, follow_redirects=False)
+    again = client.post(f"/practice/{FIRST}/rating", data=form, follow_redirects=False)
+    assert first.status_code == 303 and again.status_code == 409
+    assert "rated this item already" in again.text
+    assert len(logs(client)) == 1
+
+
+def test_bad_ratings_are_refused_by_name_and_store_nothing(
+    client: TestClient, clock: Clock
+) -> None:
+    refused = client.post(
+        f"/practice/{FIRST}/rating", data={"answer": "x", "rating": "perfect", "seen_reviews": "0"}
+    )
+    assert refused.status_code == 422 and "again, hard, good or easy" in refused.text
+    blank = client.post(
+        f"/practice/{FIRST}/rating", data={"answer": "", "rating": "good", "seen_reviews": "0"}
+    )
+    assert blank.status_code == 422 and "from memory first" in blank.text
+    assert client.get("/practice/track:no-such-item").status_code == 404
+    assert not logs(client)
+
+
+def test_a_missed_prediction_becomes_a_review_that_comes_back_with_a_new_seed(
+    client: TestClient, clock: Clock
+) -> None:
+    # Predicted a clean fit; the labels were shuffled: the run shows otherwise.
+    response = client.post(
+        "/drills/overfit-one-batch/attempts",
+        data={
+            "hypothesis": "fits",
+            "prediction": "The loss reaches about zero.",
+            "knob.examples": "8",
+            "knob.bug": "shuffled-labels",
+            "knob.lr": "0.01",
+            "knob.steps": "60",
+            "seed": "3",
+        },
+        follow_redirects=False,
+    )
+    attempt_id = int(response.headers["location"].rsplit("/", 1)[1])
+    final = wait_until_final(client, attempt_id)
+    assert final["observed_hypothesis"] != "fits"
+    key = f"drill-miss:overfit-one-batch:{final['observed_hypothesis']}"
+    assert ready_keys(client)[0] == key  # a miss comes before the day's new items
+    shown = client.post(f"/practice/{key}/answer", data={"answer": "?", "seen_reviews": "0"}).text
+    assert f'href="/attempts/{attempt_id}"' in shown
+    retry = re.search(r'href="(/drills/overfit-one-batch\?seed=(\d+)&[^"]+)"', shown)
+    assert retry and int(retry.group(2)) != 3 and "knob.bug=shuffled-labels" in retry.group(1)
+    # The link sets up the drill's form with the new seed.
+    form = client.get(retry.group(1).replace("&amp;", "&")).text
+    assert re.search(rf'id="seed"[^>]*value="{retry.group(2)}"', form)
+    review(client, key, "again")
+    assert key in later_keys(client)
+
+
+def test_a_miss_item_is_its_learners_alone(client: TestClient, clock: Clock) -> None:
+    from app.models import Attempt
+    from app.practice import note_drill_miss
+    from tests.app.factories import add_attempt
+
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+    attempt_id = add_attempt(engine, me, fixed=False)
+    with Session(engine) as session:
+        attempt = session.get(Attempt, attempt_id)
+        assert attempt is not None
+        note_drill_miss(session, attempt, now=MONDAY)
+        note_drill_miss(session, attempt, now=MONDAY)  # a second miss reopens, never doubles
+        session.commit()
+        assert len(session.exec(select(ReviewCard)).all()) == 1
+    key = "drill-miss:overfit-one-batch:labels-detached"
+    assert client.get(f"/practice/{key}").status_code == 200
+    make_user(engine, "learner-b")
+    other = signed_in(client.app, "learner-b")  # type: ignore[arg-type]
+    assert other.get(f"/practice/{key}").status_code == 404
+    refused = other.post(
+        f"/practice/{key}/rating", data={"answer": "x", "rating": "good", "seen_reviews": "0"}
+    )
+    assert refused.status_code == 404
+    assert not logs(client)
+
+
+def test_visitors_are_sent_to_log_in(anonymous: TestClient) -> None:
+    response = anonymous.get("/practice", follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"].startswith("/login")
+
+
+@pytest.mark.parametrize("reviewed_before", [0, 1], ids=["new item", "card kept"])
+def test_two_ratings_at_once_count_once(
+    client: TestClient, clock: Clock, monkeypatch: pytest.MonkeyPatch, reviewed_before: int
+) -> None:
+    """Both requests read the card before either writes (a barrier holds them there)."""
+    from app import practice
+    from tests.app.test_races import at_once, gated
+
+    for _ in range(reviewed_before):
+        review(client, FIRST, "again")
+        clock.now += timedelta(minutes=11)
+    monkeypatch.setattr(practice, "card_of", gated(practice.card_of, 2))
+    form = {"answer": "An answer.", "rating": "good", "seen_reviews": str(reviewed_before)}
+    statuses = sorted(
+        response.status_code
+        for response in at_once(
+            [
+                lambda: client.post(f"/practice/{FIRST}/rating", data=form, follow_redirects=False)
+                for _ in range(2)
+            ]
+        )
+    )
+    assert statuses == [303, 409]
+    assert len(logs(client)) == reviewed_before + 1
