@@ -60,6 +60,12 @@ def attempt_id_from(url: str) -> str:
     return match.group(1)
 
 
+def settled(page: Page) -> None:
+    """A case run's final status arrives a moment before the case body refetches itself; a form
+    filled in between is replaced by the refetched one."""
+    expect(page.locator(".case-run.live")).to_have_count(0, timeout=60_000)
+
+
 @pytest.fixture(scope="module")
 def world(browser: Browser, live_server: str) -> Iterator[World]:
     base = live_server
@@ -102,11 +108,15 @@ def world(browser: Browser, live_server: str) -> Iterator[World]:
     world.ids["submission"] = attempt_id_from(learner.url)
 
     start(learner, base, CASE_SOLVED)
+    settled(learner)
     diagnose(learner, "without the backbone", "without the head", "How far each part moves")
     verdict(learner, "without the backbone", "Build the optimizer from model.parameters")
     world.ids["case_revealed"] = attempt_id_from(learner.url)
     start(learner, base, CASE_OPEN)
+    settled(learner)
     world.ids["case_open"] = attempt_id_from(learner.url)
+    learner.goto(f"{base}/practice")
+    world.ids["practice_item"] = learner.locator("#start-review").get_attribute("href") or ""
 
     for role, context in contexts.items():
         world.states[role] = context.storage_state()
@@ -135,6 +145,8 @@ PAGES: list[tuple[str, str, Callable[[dict[str, str]], str]]] = [
     ("learner", "case-open", lambda ids: f"/cases/attempts/{ids['case_open']}"),
     ("learner", "case-revealed", lambda ids: f"/cases/attempts/{ids['case_revealed']}"),
     ("learner", "verify", lambda ids: "/portfolio/verify"),
+    ("learner", "practice", lambda ids: "/practice"),
+    ("learner", "practice-item", lambda ids: ids["practice_item"]),
     ("learner", "error-403", lambda ids: "/reviews"),
     ("learner", "error-404", lambda ids: "/attempts/999999"),
     ("learner", "error-405", lambda ids: "/logout"),
