@@ -131,7 +131,7 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
         instructor,
         base,
         score="1",
-        comment="Say why it settles at ln 4.",
+        comment="Say **why** it settles at ln 4.",
         decision="Request changes",
     )
     expect(instructor.locator("#submission-status")).to_have_text("changes requested")
@@ -141,6 +141,12 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
     feedback = learner.locator("#feedback")
     expect(feedback).to_contain_text("Changes requested")
     expect(feedback).to_contain_text("Say why it settles at ln 4.")
+    expect(feedback.locator(".review-comment strong")).to_have_text("why")  # Markdown rendered
+    # The resubmission starts from what version 1 said, not from empty fields.
+    expect(learner.locator("#submit-mechanism")).to_have_value(re.compile(r"\(v1\)$"))
+    expect(learner.locator("#submit-next_check")).to_have_value(
+        "Print a few input/label pairs straight from the loader."
+    )
     explain(learner, "(v2): the best it can do is predict how often each label occurs, ln 4")
     learner.get_by_role("button", name="Resubmit").click()
     expect(learner.locator("#submission-status")).to_have_text("pending")
