@@ -29,6 +29,11 @@ CHROMIUM_ARGS = [
 ]
 
 
+# A finished run's panel. Read by its status, not by its class: while htmx settles a swapped-in
+# panel it briefly wears the old panel's classes (a live panel looked finished for 20 ms).
+FINAL_PANEL = '#run-panel[data-attempt]:not([data-status="queued"]):not([data-status="running"])'
+
+
 # uvicorn names the port it bound when asked for port 0.
 LISTENING = re.compile(r"Uvicorn running on (http://127\.0\.0\.1:\d+)")
 

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import register
+from tests.browser.conftest import FINAL_PANEL, register
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -83,7 +83,7 @@ def run_from_drill_page(page: Page, seed: int) -> str:
     page.fill("#prediction", "Each rate behaves differently.")
     page.fill("#seed", str(seed))
     page.locator("#run-button").click()
-    panel = page.locator("#run-panel[data-attempt]:not(.live)")
+    panel = page.locator(FINAL_PANEL)
     expect(panel).to_be_visible(timeout=60_000)
     attempt_id = panel.get_attribute("data-attempt")
     assert attempt_id

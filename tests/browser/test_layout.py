@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import ADMIN, ROOT, log_in, register
+from tests.browser.conftest import ADMIN, FINAL_PANEL, ROOT, log_in, register
 from tests.browser.test_case_flow import diagnose, start, verdict
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -49,7 +49,7 @@ def run_first_hypothesis(page: Page, base: str, slug: str, knobs: dict[str, str]
     for name, value in knobs.items():
         page.select_option(f"#knob-{name}", value)
     page.locator("#run-button").click()
-    final = page.locator("#run-panel[data-attempt]:not(.live)")
+    final = page.locator(FINAL_PANEL)
     expect(final).to_be_visible(timeout=90_000)
     return final.get_attribute("data-attempt") or ""
 

@@ -143,7 +143,7 @@ def test_learner_and_instructor_review_cycle(new_page: type[Page], live_server: 
     expect(feedback).to_contain_text("Say why it settles at ln 4.")
     expect(feedback.locator(".review-comment strong")).to_have_text("why")  # Markdown rendered
     # The resubmission starts from what version 1 said, not from empty fields.
-    expect(learner.locator("#submit-mechanism")).to_have_value(re.compile(r"\(v1\)$"))
+    expect(learner.locator("#submit-mechanism")).to_have_value(re.compile(r"\(v1\)\.$"))
     expect(learner.locator("#submit-next_check")).to_have_value(
         "Print a few input/label pairs straight from the loader."
     )
