@@ -144,6 +144,9 @@ def test_a_resubmission_starts_from_the_last_version_and_feedback_renders(
         box = re.search(rf'<textarea id="submit-{field}"[^>]*>([^<]*)</textarea>', page)
         assert box and box.group(1) == DRAFT
     assert "Say <strong>why</strong> it settles at ln 4." in page
+    # The progress page quotes the comment as plain words, not Markdown source.
+    progress = client.get("/progress").text
+    assert "Say why it settles at ln 4." in progress and "**why**" not in progress
     assert "Resubmit" in page
 
 
