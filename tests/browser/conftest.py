@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -144,3 +144,9 @@ def log_in(page: Page, base_url: str, username: str, password: str = PASSWORD) -
     page.fill("#password", password)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(f"{base_url}/")
+
+
+def case_runs_settled(page: Page) -> None:
+    """A case run's final status arrives a moment before the case body refetches itself; a form
+    filled in between is replaced by the refetched one. Wait until no run is live."""
+    expect(page.locator(".case-run.live")).to_have_count(0, timeout=60_000)

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import register
+from tests.browser.conftest import case_runs_settled, register
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,6 +26,7 @@ def start(page: Page, base_url: str, title: str) -> None:
     card.get_by_role("button", name=re.compile("Start this case|Continue")).click()
     expect(page.get_by_role("heading", name=title, level=1)).to_be_visible()
     expect(page.locator('[data-kind="symptom"] .status')).to_have_text("succeeded", timeout=60_000)
+    case_runs_settled(page)
 
 
 def diagnose(page: Page, leading: str, alternative: str, first_test: str) -> None:
@@ -61,6 +62,7 @@ def test_solve_one_case_and_miss_another(page: Page, live_server: str) -> None:
     page.get_by_role("button", name="How far each part moves").click()
     experiment = page.locator('[data-kind="experiment"]')
     expect(experiment.locator(".status")).to_have_text("succeeded", timeout=60_000)
+    case_runs_settled(page)
     expect(experiment).to_contain_text("How far the backbone moved in total")
     expect(page.locator("#experiments h2")).to_contain_text("2 of 3 left")
     shot(page, "case-experiment")

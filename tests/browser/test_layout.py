@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import ADMIN, FINAL_PANEL, ROOT, log_in, register
+from tests.browser.conftest import ADMIN, FINAL_PANEL, ROOT, case_runs_settled, log_in, register
 from tests.browser.test_case_flow import diagnose, start, verdict
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -58,12 +58,6 @@ def attempt_id_from(url: str) -> str:
     match = re.search(r"/(\d+)(?:#.*)?$", url)
     assert match, url
     return match.group(1)
-
-
-def settled(page: Page) -> None:
-    """A case run's final status arrives a moment before the case body refetches itself; a form
-    filled in between is replaced by the refetched one."""
-    expect(page.locator(".case-run.live")).to_have_count(0, timeout=60_000)
 
 
 @pytest.fixture(scope="module")
@@ -108,12 +102,12 @@ def world(browser: Browser, live_server: str) -> Iterator[World]:
     world.ids["submission"] = attempt_id_from(learner.url)
 
     start(learner, base, CASE_SOLVED)
-    settled(learner)
+    case_runs_settled(learner)
     diagnose(learner, "without the backbone", "without the head", "How far each part moves")
     verdict(learner, "without the backbone", "Build the optimizer from model.parameters")
     world.ids["case_revealed"] = attempt_id_from(learner.url)
     start(learner, base, CASE_OPEN)
-    settled(learner)
+    case_runs_settled(learner)
     world.ids["case_open"] = attempt_id_from(learner.url)
     learner.goto(f"{base}/practice")
     world.ids["practice_item"] = learner.locator("#start-review").get_attribute("href") or ""
