@@ -34,6 +34,13 @@ def _reviews_of(session: SessionDep, user: CurrentUser, key: str) -> int:
     return card.reviews if card is not None else 0
 
 
+def _seen(fields: dict[str, str]) -> int:
+    """How many reviews the page showed the item with (a form field: anything but a count is
+    taken as 0, and a rating sent with a wrong count is refused as already rated)."""
+    raw = fields.get("seen_reviews", "")
+    return int(raw) if raw.isascii() and raw.isdigit() else 0
+
+
 def _page(
     request: Request, context: dict[str, Any], *, partial: bool, status_code: int = 200
 ) -> HTMLResponse:
@@ -64,7 +71,7 @@ def reveal(
     errors = practice.answer_errors(answer)
     context = {
         "item": item,
-        "seen_reviews": int(fields.get("seen_reviews") or 0),
+        "seen_reviews": _seen(fields),
         "answer": answer,
         "revealed": not errors,
         "errors": errors,
@@ -83,8 +90,7 @@ def rate(
 ) -> Response:
     item = _item(session, user, key)
     answer = fields.get("answer", "")
-    raw_seen = fields.get("seen_reviews", "")
-    seen = int(raw_seen) if raw_seen.isdigit() else -1
+    seen = _seen(fields)
     try:
         practice.rate(
             session,
@@ -98,7 +104,7 @@ def rate(
     except practice.InvalidReview as error:
         context = {
             "item": item,
-            "seen_reviews": max(seen, 0),
+            "seen_reviews": seen,
             "answer": answer,
             "revealed": "answer" not in error.errors,
             "errors": error.errors,

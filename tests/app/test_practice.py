@@ -156,6 +156,8 @@ def test_bad_ratings_are_refused_by_name_and_store_nothing(
     )
     assert blank.status_code == 422 and "from memory first" in blank.text
     assert client.get("/practice/track:no-such-item").status_code == 404
+    odd = client.post(f"/practice/{FIRST}/answer", data={"answer": "x", "seen_reviews": "abc"})
+    assert odd.status_code == 200  # an unreadable count is no count, never a 500
     assert not logs(client)
 
 
