@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlmodel import Session, col, select
 
 from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage, utcnow
-from app.practice import note_case_miss
+from app.review_misses import note_case_miss
 from drills.cases.registry import UnknownCase, get_case
 from drills.cases.scoring import Diagnosis, score_case
 

@@ -14,7 +14,7 @@ from sqlmodel import Session, col, delete, select
 
 from app.case_records import reveal_after_run
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
-from app.practice import note_drill_miss
+from app.review_misses import note_drill_miss
 from app.runner.events import Point
 from drills.core.contract import score_numeric_predictions
 from drills.core.registry import UnknownDrill, get_drill

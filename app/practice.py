@@ -1,87 +1,49 @@
-"""Spaced review ("Due today"): what a learner has due, what an item asks and answers, and the
-rating that reschedules it.
+"""Spaced review ("Due today"): what a learner has due, and the rating that reschedules an item.
 
-Items come from two places: the track's review questions (drills/practice/items.py), introduced
-a few a day, and the learner's own misses (a run that showed another failure than they predicted,
-a case whose cause they named wrongly), which open a card in the transaction that ends the run.
-When an item comes back is FSRS's decision (drills/practice/scheduling.py); this module stores
-its state and logs every review as evidence. Every function takes the clock as `now`.
+Items (app/review_items.py) are the track's review questions, introduced a few a day, a cohort's
+own questions, and the learner's misses (app/review_misses.py). When an item comes back is
+FSRS's decision (drills/practice/scheduling.py); this module stores its state and logs every
+review as evidence. Every function takes the clock as `now`.
 """
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from app import limits
-from app.models import (
-    Attempt,
-    CaseAttempt,
-    Cohort,
-    CohortMembership,
-    CohortReviewItem,
-    ReviewCard,
-    ReviewLogEntry,
-    ReviewRating,
-    ReviewSource,
+from app.field_errors import FieldErrors
+from app.models import ReviewCard, ReviewLogEntry, ReviewRating, ReviewSource
+from app.review_items import (
+    COHORT,
+    TRACK,
+    UnknownPracticeItem,
+    card_of,
+    cohort_items_for,
+    item_title,
+    practice_item,
 )
-from drills.cases.outcomes import separates
-from drills.cases.registry import UnknownCase, get_case
-from drills.core.catalogue import describe
-from drills.core.registry import get_drill
 from drills.practice import scheduling
-from drills.practice.items import TOPICS, UnknownItem, all_items, get_item
+from drills.practice.items import all_items
 
 # New track items a learner meets per day: enough to build a habit, few enough that the day's
 # reviews stay a few minutes long as the earlier ones come back.
 NEW_PER_DAY = 5
-TRACK, COHORT, DRILL_MISS, CASE_MISS = "track:", "cohort:", "drill-miss:", "case-miss:"
 # Items a learner meets as new ones (a few a day), as opposed to their misses (due at once).
 INTRODUCED = (ReviewSource.track, ReviewSource.cohort)
 
 
-class UnknownPracticeItem(LookupError):
-    def __init__(self, key: str) -> None:
-        super().__init__(f"No review item {key!r} for you.")
-
-
-class InvalidReview(ValueError):
-    """Every field that was wrong, by name, with what to do about it."""
-
-    def __init__(self, errors: dict[str, str]) -> None:
-        super().__init__("; ".join(errors.values()))
-        self.errors = errors
+class InvalidReview(FieldErrors):
+    """Every field of a review that was wrong, by name, with what to do about it."""
 
 
 class AlreadyRated(ValueError):
     """The item was rated since the page showed it (a double click, a second tab)."""
-
-
-@dataclass(frozen=True)
-class Link:
-    label: str
-    href: str
-
-
-@dataclass(frozen=True)
-class PracticeItem:
-    """An item as a page shows it: the question, and after the learner's answer, the model
-    answer with the evidence it rests on and a way to meet it again in a new form."""
-
-    key: str
-    source: ReviewSource
-    topic: str
-    prompt: str  # Markdown
-    answer: str  # Markdown
-    evidence: list[Link] = field(default_factory=list)
-    retry: Link | None = None  # a fresh seed of the drill, or a new draw of the case
-    retry_is_post: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,240 +61,9 @@ class DueToday:
     later_today: list[DueEntry]  # due again before the day ends (a failed item comes back)
     next_due_at: datetime | None  # after today's: when the next review falls due
 
-    @property
-    def count(self) -> int:
-        return len(self.ready) + len(self.later_today)
-
 
 def day_start(now: datetime) -> datetime:
     return datetime.combine(now.date(), time(0), tzinfo=now.tzinfo)
-
-
-# -- Misses open cards ----------------------------------------------------------------------
-
-
-def _upsert_miss(session: Session, row: dict[str, Any]) -> None:
-    """Open the miss's card, or bring an existing one back now pointing at the newest miss.
-    One statement that cannot fail on a concurrent twin: it runs in the transaction that ends
-    a run, which must never be lost to a duplicate key."""
-    dialect = session.get_bind().dialect.name
-    insert = (postgresql if dialect == "postgresql" else sqlite).insert
-    statement = insert(ReviewCard).values(**row)
-    statement = statement.on_conflict_do_update(
-        index_elements=["learner_id", "item_key"],
-        set_={
-            "attempt_id": statement.excluded.attempt_id,
-            "case_attempt_id": statement.excluded.case_attempt_id,
-            "due_at": statement.excluded.due_at,
-        },
-    )
-    session.execute(statement)
-
-
-def note_drill_miss(session: Session, attempt: Attempt, *, now: datetime) -> None:
-    """Called with a drill attempt that just ended, in the transaction ending it: a prediction
-    the run did not bear out becomes a review item (one per drill and failure shown)."""
-    if attempt.case_attempt_id is not None or attempt.prediction_matched is not False:
-        return
-    key = f"{DRILL_MISS}{attempt.drill_slug}:{attempt.observed_hypothesis}"
-    row = {
-        "learner_id": attempt.learner_id,
-        "item_key": key[: limits.MAX_ITEM_KEY],
-        "source": ReviewSource.drill_miss,
-        "attempt_id": attempt.id,
-        "case_attempt_id": None,
-        "due_at": now,
-        "reviews": 0,
-        "created_at": now,
-    }
-    _upsert_miss(session, row)
-
-
-def note_case_miss(session: Session, case_attempt: CaseAttempt, *, now: datetime) -> None:
-    """Called with a case attempt just revealed, in the same transaction: a wrongly named cause
-    becomes a review item, which sends the learner back to a new draw of the case."""
-    score = case_attempt.score or {}
-    if score.get("cause_named") is not False:
-        return
-    row = {
-        "learner_id": case_attempt.learner_id,
-        "item_key": f"{CASE_MISS}{case_attempt.case_key}",
-        "source": ReviewSource.case_miss,
-        "attempt_id": None,
-        "case_attempt_id": case_attempt.id,
-        "due_at": now,
-        "reviews": 0,
-        "created_at": now,
-    }
-    _upsert_miss(session, row)
-
-
-# -- What an item asks ----------------------------------------------------------------------
-
-
-def card_of(session: Session, *, learner_id: int, key: str) -> ReviewCard | None:
-    return session.exec(
-        select(ReviewCard).where(ReviewCard.learner_id == learner_id, ReviewCard.item_key == key)
-    ).first()
-
-
-def _track_item(key: str) -> PracticeItem:
-    item = get_item(key.removeprefix(TRACK))
-    evidence = [Link(describe(get_drill(slug))["title"], f"/drills/{slug}") for slug in item.drills]
-    return PracticeItem(
-        key=key,
-        source=ReviewSource.track,
-        topic=TOPICS.get(item.topic, item.topic),
-        prompt=item.prompt,
-        answer=item.answer,
-        evidence=evidence,
-    )
-
-
-def _drill_miss_item(card: ReviewCard, attempt: Attempt) -> PracticeItem:
-    drill = describe(get_drill(attempt.drill_slug))
-    texts = {item["key"]: item["text"] for item in drill["hypotheses"]}
-    predicted = texts.get(attempt.hypothesis, attempt.hypothesis)
-    shown = texts.get(attempt.observed_hypothesis or "", attempt.observed_hypothesis or "")
-    # Back with a new seed each time: the same setup, other numbers.
-    seed = (attempt.seed + 7919 * (card.reviews + 1)) % limits.MAX_SEED
-    query = "&".join(f"knob.{name}={value}" for name, value in sorted(attempt.knobs.items()))
-    return PracticeItem(
-        key=card.item_key,
-        source=ReviewSource.drill_miss,
-        topic=drill["title"],
-        prompt=(
-            f"In *{drill['title']}* you predicted: “{predicted}” The run showed something "
-            "else. What did it show, and which sign in its curves or tables told the two apart?"
-        ),
-        answer=f"The run showed: **{shown}**" + _measured(drill, attempt),
-        evidence=[Link(f"Your run #{attempt.id}", f"/attempts/{attempt.id}")],
-        retry=Link(
-            "Predict and run the same setup with a new seed",
-            f"/drills/{attempt.drill_slug}?seed={seed}&{query}",
-        ),
-    )
-
-
-def _measured(drill: dict[str, Any], attempt: Attempt) -> str:
-    """The run's own numbers, as a Markdown list: the signs that told the failures apart."""
-    signature = attempt.signature or {}
-    lines = []
-    for item in drill["observations"]:
-        value = signature.get(item["key"])
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            line = f"- {item['label']}: {value:.4g}"
-            if line not in lines:
-                lines.append(line)
-    if not lines:
-        return ""
-    return "\n\nWhat your run measured:\n\n" + "\n".join(lines[:6])
-
-
-def _case_miss_item(session: Session, card: ReviewCard, case_attempt: CaseAttempt) -> PracticeItem:
-    case = get_case(case_attempt.case_key)
-    cause = case.hidden_cause
-    named = case_attempt.named_cause or ""
-    named_text = case.case_set.cause(named).text if named else "no cause"
-    telling = [
-        experiment.title
-        for experiment in case.case_set.experiments
-        if named and separates(case.case_set, experiment.key, cause.key, [named])
-    ]
-    answer = f"The cause was: **{cause.text}**"
-    if telling:
-        answer += "\n\nExperiments that tell it from what you named: " + "; ".join(telling) + "."
-    return PracticeItem(
-        key=card.item_key,
-        source=ReviewSource.case_miss,
-        topic=case.title,
-        prompt=(
-            f"In the case *{case.title}* you named: “{named_text}” The cause was another. "
-            "What was it, and which experiment would have told the two apart?"
-        ),
-        answer=answer,
-        evidence=[Link("Your attempt at the case", f"/cases/attempts/{case_attempt.id}")],
-        retry=Link("Open the case again (a new draw)", f"/cases/{case.key}/attempts"),
-        retry_is_post=True,
-    )
-
-
-def item_title(key: str) -> str:
-    """A short name for any item key, for lists that show many learners' items."""
-    try:
-        if key.startswith(TRACK):
-            return get_item(key.removeprefix(TRACK)).prompt
-        if key.startswith(COHORT):
-            return "A question from your instructor"
-        if key.startswith(DRILL_MISS):
-            slug = key.removeprefix(DRILL_MISS).partition(":")[0]
-            drill = describe(get_drill(slug))
-            # Not what the run showed: the list is read before the learner answers.
-            return f"Your missed prediction in {drill['title']}"
-        if key.startswith(CASE_MISS):
-            return f"Your verdict in the case {get_case(key.removeprefix(CASE_MISS)).title}"
-    except (UnknownItem, UnknownCase, KeyError):
-        pass
-    return key
-
-
-def _cohort_items(session: Session, learner_id: int) -> list[CohortReviewItem]:
-    """The items the instructors of the learner's cohorts wrote, oldest first."""
-    return list(
-        session.exec(
-            select(CohortReviewItem)
-            .join(
-                CohortMembership,
-                col(CohortMembership.cohort_id) == col(CohortReviewItem.cohort_id),
-            )
-            .where(CohortMembership.learner_id == learner_id)
-            .order_by(col(CohortReviewItem.id))
-        ).all()
-    )
-
-
-def _cohort_item(session: Session, learner_id: int, key: str) -> PracticeItem | None:
-    """A cohort's item, for its learners only."""
-    raw = key.removeprefix(COHORT)
-    item_id = int(raw) if raw.isascii() and raw.isdigit() else 0
-    for item in _cohort_items(session, learner_id):
-        if item.id == item_id:
-            cohort = session.get(Cohort, item.cohort_id)
-            return PracticeItem(
-                key=key,
-                source=ReviewSource.cohort,
-                topic=f"From your cohort {cohort.name}" if cohort else "From your cohort",
-                prompt=item.prompt,
-                answer=item.answer,
-            )
-    return None
-
-
-def practice_item(session: Session, *, learner_id: int, key: str) -> PracticeItem:
-    """The item behind `key` for this learner; a miss item is theirs alone."""
-    try:
-        if key.startswith(TRACK):
-            return _track_item(key)
-        if key.startswith(COHORT):
-            own = _cohort_item(session, learner_id, key)
-            if own is not None:
-                return own
-            raise UnknownPracticeItem(key)
-        card = card_of(session, learner_id=learner_id, key=key)
-        if card is not None and card.attempt_id is not None and key.startswith(DRILL_MISS):
-            attempt = session.get(Attempt, card.attempt_id)
-            if attempt is not None:
-                return _drill_miss_item(card, attempt)
-        if card is not None and card.case_attempt_id is not None and key.startswith(CASE_MISS):
-            case_attempt = session.get(CaseAttempt, card.case_attempt_id)
-            if case_attempt is not None:
-                return _case_miss_item(session, card, case_attempt)
-    except (UnknownItem, UnknownCase, KeyError):
-        pass  # an item retired from the track: it is no longer asked
-    raise UnknownPracticeItem(key)
-
-
-# -- What is due ----------------------------------------------------------------------------
 
 
 def due_today(session: Session, *, learner_id: int, now: datetime) -> DueToday:
@@ -381,7 +112,7 @@ def _new_items(
     allowance = max(0, NEW_PER_DAY - int(met_today))
     candidates = [
         DueEntry(f"{COHORT}{item.id}", item.prompt, ReviewSource.cohort, None, 0)
-        for item in _cohort_items(session, learner_id)
+        for item in cohort_items_for(session, learner_id)
     ] + [
         DueEntry(f"{TRACK}{item.key}", item.prompt, ReviewSource.track, None, 0)
         for item in all_items()
@@ -406,7 +137,7 @@ def _validated(answer: str, rating: str) -> ReviewRating:
     if rating not in set(ReviewRating):
         errors["rating"] = "Say how well you recalled it: again, hard, good or easy."
     if errors:
-        raise InvalidReview(errors)
+        raise InvalidReview.of(errors)
     return ReviewRating(rating)
 
 
@@ -477,48 +208,3 @@ def rate(
     session.commit()
     session.refresh(entry)
     return entry
-
-
-def review_log(session: Session, *, learner_id: int) -> list[ReviewLogEntry]:
-    return list(
-        session.exec(
-            select(ReviewLogEntry)
-            .where(ReviewLogEntry.learner_id == learner_id)
-            .order_by(col(ReviewLogEntry.reviewed_at))
-        ).all()
-    )
-
-
-def add_cohort_item(
-    session: Session, *, cohort: Cohort, author_id: int, prompt: str, answer: str
-) -> CohortReviewItem:
-    """A review question for the cohort's learners; every problem with it is named at once."""
-    errors = {}
-    for name, what, text, cap in (
-        ("prompt", "question", prompt, limits.MAX_REVIEW_PROMPT),
-        ("answer", "model answer", answer, limits.MAX_REVIEW_MODEL_ANSWER),
-    ):
-        if not text.strip():
-            errors[name] = f"Write the {what}."
-        elif len(text) > cap:
-            errors[name] = f"Keep the {what} under {cap} characters."
-    if errors:
-        raise InvalidReview(errors)
-    assert cohort.id is not None
-    item = CohortReviewItem(
-        cohort_id=cohort.id, author_id=author_id, prompt=prompt.strip(), answer=answer.strip()
-    )
-    session.add(item)
-    session.commit()
-    session.refresh(item)
-    return item
-
-
-def cohort_items(session: Session, *, cohort_id: int) -> list[CohortReviewItem]:
-    return list(
-        session.exec(
-            select(CohortReviewItem)
-            .where(CohortReviewItem.cohort_id == cohort_id)
-            .order_by(col(CohortReviewItem.id))
-        ).all()
-    )

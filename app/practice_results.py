@@ -8,7 +8,8 @@ from datetime import datetime
 from sqlmodel import Session, col, select
 
 from app.models import ReviewCard, ReviewLogEntry, ReviewRating, User
-from app.practice import day_start, item_title
+from app.practice import day_start
+from app.review_items import item_title
 
 # Retention is read on reviews made at least this long after the item's previous review:
 # recalling something seen minutes ago says little about memory.

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app import cohorts, practice
+from app import cohorts, review_items
 from app.case_results import cohort_case_results
 from app.deps import CohortDep, CurrentUser, InstructorDep, NowDep, SessionDep
 from app.forms import FormDep
@@ -63,7 +63,7 @@ def cohort_context(
         "drills": [describe(d) for d in all_drills()],
         "case_results": cohort_case_results(session, learners),
         "practice": cohort_practice(session, learners, now=now),
-        "review_items": practice.cohort_items(session, cohort_id=cohort.id or 0),
+        "review_items": review_items.cohort_items(session, cohort_id=cohort.id or 0),
         "item_form": {},
         "errors": {"case_budget": budget_error} if budget_error else {},
     }
@@ -99,10 +99,10 @@ def add_review_item(
     """A review question of the instructor's own, due to the cohort's learners as a new item."""
     prompt, answer = fields.get("prompt", ""), fields.get("answer", "")
     try:
-        practice.add_cohort_item(
+        review_items.add_cohort_item(
             session, cohort=cohort, author_id=user.saved_id, prompt=prompt, answer=answer
         )
-    except practice.InvalidReview as error:
+    except review_items.InvalidCohortItem as error:
         context = cohort_context(session, cohort, now=now)
         context |= {"errors": error.errors, "item_form": {"prompt": prompt, "answer": answer}}
         return templates.TemplateResponse(request, "pages/cohort.html", context, status_code=422)

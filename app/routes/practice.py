@@ -6,7 +6,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import practice
+from app import practice, review_items
 from app.deps import CurrentUser, NowDep, SessionDep
 from app.error_pages import error_page
 from app.forms import FormDep, is_htmx
@@ -22,15 +22,15 @@ def due_today(request: Request, session: SessionDep, user: CurrentUser, now: Now
     return templates.TemplateResponse(request, "pages/practice.html", {"due": due, "now": now})
 
 
-def _item(session: SessionDep, user: CurrentUser, key: str) -> practice.PracticeItem:
+def _item(session: SessionDep, user: CurrentUser, key: str) -> review_items.PracticeItem:
     try:
-        return practice.practice_item(session, learner_id=user.saved_id, key=key)
-    except practice.UnknownPracticeItem as error:
+        return review_items.practice_item(session, learner_id=user.saved_id, key=key)
+    except review_items.UnknownPracticeItem as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
 
 
 def _reviews_of(session: SessionDep, user: CurrentUser, key: str) -> int:
-    card = practice.card_of(session, learner_id=user.saved_id, key=key)
+    card = review_items.card_of(session, learner_id=user.saved_id, key=key)
     return card.reviews if card is not None else 0
 
 

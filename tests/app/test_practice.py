@@ -205,7 +205,7 @@ def test_a_missed_prediction_becomes_a_review_that_comes_back_with_a_new_seed(
 
 def test_a_miss_item_is_its_learners_alone(client: TestClient, clock: Clock) -> None:
     from app.models import Attempt
-    from app.practice import note_drill_miss
+    from app.review_misses import note_drill_miss
     from tests.app.factories import add_attempt
 
     engine = engine_of(client)
