@@ -111,33 +111,27 @@ def submit(
     if versions and versions[0].status == SubmissionStatus.pending:
         raise SubmissionConflict("submission", "your last submission is still waiting for review")
     problems = ErrorCollector()
-    failed = fixed = None
-    with problems.checking():
-        failed = _attempt(
-            session,
+    # The two runs are checked alike: each must be the learner's and show what its slot says.
+    runs: dict[str, Attempt] = {}
+    for field, raw, shows, wrong in (
+        (
+            "failed_attempt_id",
             request.failed_attempt_id,
-            field="failed_attempt_id",
-            learner=learner,
-            drill=drill,
-        )
-        if not shows_the_failure(drill, failed):
-            raise InvalidSubmission(
-                "failed_attempt_id",
-                f"attempt {failed.id} does not show the failure: pick a broken run",
-            )
-    with problems.checking():
-        fixed = _attempt(
-            session,
+            shows_the_failure,
+            "does not show the failure: pick a broken run",
+        ),
+        (
+            "fixed_attempt_id",
             request.fixed_attempt_id,
-            field="fixed_attempt_id",
-            learner=learner,
-            drill=drill,
-        )
-        if not shows_the_fix(drill, fixed):
-            raise InvalidSubmission(
-                "fixed_attempt_id",
-                f"attempt {fixed.id} does not show a healthy run: pick the fixed one",
-            )
+            shows_the_fix,
+            "does not show a healthy run: pick the fixed one",
+        ),
+    ):
+        with problems.checking():
+            attempt = _attempt(session, raw, field=field, learner=learner, drill=drill)
+            if not shows(drill, attempt):
+                raise InvalidSubmission(field, f"attempt {attempt.id} {wrong}")
+            runs[field] = attempt
     texts = {name: request.texts.get(name, "").strip() for name in EXPLANATION_FIELDS}
     for name, text in texts.items():
         if not text:
@@ -145,7 +139,7 @@ def submit(
         elif len(text) > MAX_SUBMISSION_TEXT:
             problems.add(name, f"longer than {MAX_SUBMISSION_TEXT} characters")
     problems.raise_if_any(InvalidSubmission)
-    assert failed is not None and fixed is not None
+    failed, fixed = runs["failed_attempt_id"], runs["fixed_attempt_id"]
     assert failed.id is not None and fixed.id is not None
     submission = Submission(
         learner_id=learner.id,
