@@ -1,0 +1,98 @@
+"""Review items: Data and targets, and the forward pass."""
+
+from drills.practice.review_item import ReviewItem
+
+ITEMS: tuple[ReviewItem, ...] = (
+    # -- data and targets ----------------------------------------------------------------------
+    ReviewItem(
+        key="two-data-bugs-first",
+        topic="data",
+        prompt="Training loss stays high on a single batch of eight examples. Name two data "
+        "problems to rule out before you touch the architecture.",
+        answer="For example: labels that no longer belong to their inputs (shuffled, "
+        "misaligned or mapped to the wrong class ids), a target whose shape differs from the "
+        "prediction's, a broken tokenizer, or masks that leave only padding to supervise. "
+        "Decode a few input/label pairs and print the shapes before anything else.",
+        drills=("overfit-one-batch",),
+    ),
+    ReviewItem(
+        key="shuffled-labels-floor",
+        topic="data",
+        prompt="While overfitting one batch, the labels get reshuffled every step. Where does "
+        "the loss level off, and why there?",
+        answer="At the **entropy of the batch's labels** (about ln C for C balanced classes). "
+        "The inputs no longer say anything about the label, so the best the model can do is "
+        "predict how often each label occurs. A plateau at that value is a strong hint that "
+        "inputs and labels have come apart.",
+        drills=("overfit-one-batch",),
+    ),
+    ReviewItem(
+        key="randomness-when-overfitting",
+        topic="data",
+        prompt="Why should dropout, augmentation and other randomness be off (or reseeded "
+        "identically each step) when you try to overfit one batch?",
+        answer="Memorising needs the same inputs and the same network every step. With "
+        "randomness on, each step sees a slightly different problem, so the loss cannot go "
+        "to zero and settles on a noisy floor, and you cannot tell that floor from a real "
+        "bug. Fix the randomness, then check by logging that two steps really see equal "
+        "inputs.",
+        drills=("overfit-one-batch",),
+    ),
+    ReviewItem(
+        key="spike-every-epoch",
+        topic="data",
+        prompt="The loss jumps at the same position in every epoch. What do you suspect, and "
+        "what do you inspect?",
+        answer="Something tied to the **order of the data** rather than to the optimiser: the "
+        "batch (or shard) that arrives at that position, how the data is ordered, or a "
+        "scheduled event such as a learning-rate change at that step. Look at the raw "
+        "examples of that batch and replay it from a checkpoint taken just before.",
+        drills=("loss-spikes",),
+    ),
+    ReviewItem(
+        key="leakage-is-optimistic",
+        topic="data",
+        prompt="Copies of validation examples slipped into the training set. Does that produce "
+        "the classic curve where validation loss turns upward?",
+        answer="No. Leakage makes validation look **too good**: the model has seen those "
+        "examples, so the validation curve follows the training curve and hides any "
+        "overfitting. Find it with a split audit (exact and near duplicates, the same "
+        "document or user on both sides) and with a clean held-out set, which then sits "
+        "clearly above the leaked validation set.",
+        drills=("overfitting-leakage",),
+    ),
+    # -- forward pass --------------------------------------------------------------------------
+    ReviewItem(
+        key="loss-at-step-zero",
+        topic="forward",
+        prompt="What loss should a freshly initialised classifier over C classes report at "
+        "step 0, and what does a much larger value tell you?",
+        answer="About **ln C**, the loss of a uniform guess. A value far above it means the "
+        "untrained model is confidently wrong: its logits are too large, usually because "
+        "the weights were initialised too big, and the softmax is saturated. Checking step "
+        "0 against ln C costs nothing and catches this before any training.",
+        drills=("init-check",),
+    ),
+    ReviewItem(
+        key="manual-log-softmax",
+        topic="forward",
+        prompt="Why is taking `log(softmax(logits))` in two separate steps a bad idea, and what "
+        "should you use instead?",
+        answer="A small probability can round to exactly 0 in floating point, and its log is "
+        "then −∞, which turns the loss or its gradients into NaN. `log_softmax` (or a "
+        "cross-entropy that takes logits) computes the same quantity with the log-sum-exp "
+        "trick and never forms the tiny probability.",
+        drills=("nan-hunt",),
+    ),
+    ReviewItem(
+        key="loss-near-zero-too-soon",
+        topic="forward",
+        prompt="A tiny causal language model reaches almost zero loss within a few steps on "
+        "text with a known, non-zero entropy. Which two bugs would let it do that?",
+        answer="Either the labels were **not shifted**, so the model is asked to predict the "
+        "token it is reading and simply copies it, or the **causal mask is missing**, so "
+        "each position can look at the token it is meant to predict. A probe separates "
+        "them: change a later token and see whether earlier predictions move.",
+        drills=("double-shift-labels",),
+    ),
+)

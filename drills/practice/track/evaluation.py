@@ -1,0 +1,85 @@
+"""Review items: Evaluation, and curves where nothing is broken."""
+
+from drills.practice.review_item import ReviewItem
+
+ITEMS: tuple[ReviewItem, ...] = (
+    # -- evaluation ----------------------------------------------------------------------------
+    ReviewItem(
+        key="eval-versus-no-grad",
+        topic="evaluation",
+        prompt="Why can `model.eval()` not replace `torch.no_grad()`, nor the other way round?",
+        answer="They change different things. `eval()` switches layer **behaviour** (dropout "
+        "off, batch norm using its running statistics). `no_grad()` stops **recording the "
+        "graph**, which saves memory and time. Evaluation normally wants both; using only "
+        "one leaves either noisy numbers or wasted memory.",
+        drills=("val-below-train", "break-the-graph"),
+    ),
+    ReviewItem(
+        key="train-eval-loss",
+        topic="evaluation",
+        prompt="Validation loss is below training loss. Which one measurement tells you "
+        "whether dropout or an easier validation set is behind it?",
+        answer="Recompute the **training set's loss in `eval()` mode** with exactly the "
+        "validation code. If the online training loss is above it and it matches validation, "
+        "dropout, augmentation or timing explain the gap. If it stays above validation, the "
+        "validation set really is easier (or contaminated), and the split deserves a look.",
+        drills=("val-below-train",),
+    ),
+    ReviewItem(
+        key="loss-improves-accuracy-flat",
+        topic="evaluation",
+        prompt="How can cross-entropy keep improving while accuracy does not change at all?",
+        answer="Cross-entropy reacts to every shift in probability; accuracy only changes when "
+        "the top class changes. A correct example becoming more confident lowers the loss "
+        "and leaves accuracy alone, and so does a wrong example whose correct class gains "
+        "but is still not on top.",
+        drills=("loss-vs-metric",),
+    ),
+    ReviewItem(
+        key="token-loss-exact-match",
+        topic="evaluation",
+        prompt="A language model's token loss falls, but exact match on its answers stays "
+        "flat. Give two reasons.",
+        answer="Exact match needs **every** token right: at 95% per token, a ten-token answer "
+        "is fully right only about 60% of the time. And the average can drop thanks to tokens "
+        "that were never in doubt (common words, the prompt) while the handful that decide "
+        "the answer stay wrong. Scoring with the true previous token fed in (teacher forcing) "
+        "can also flatter a model whose own generated answers do not improve.",
+        drills=("loss-vs-metric",),
+    ),
+    ReviewItem(
+        key="majority-class-accuracy",
+        topic="evaluation",
+        prompt="A classifier reaches 95% accuracy on data where one class makes up 5%. What "
+        "do you check before celebrating?",
+        answer="Always predicting the majority class also scores 95%. Look at **recall per "
+        "class** and the confusion matrix: a minority recall near zero means the model "
+        "learned the class frequencies, not the task. Judge small differences against the "
+        "standard error of the evaluation set.",
+        drills=("loss-vs-metric",),
+    ),
+    # -- nothing broken ------------------------------------------------------------------------
+    ReviewItem(
+        key="validation-below-training",
+        topic="healthy",
+        prompt="Give reasons why validation loss can sit below training loss with nothing broken.",
+        answer="Dropout or augmentation act only in training and make its loss pessimistic; "
+        "the training loss may include a regularisation term; the training loss is "
+        "averaged over an epoch of older weights, while validation uses the weights at its "
+        "end; or the validation set is simply easier. None of these needs a fix, and "
+        "recomputing the training loss in `eval()` mode shows which one is at work.",
+        drills=("val-below-train",),
+    ),
+    ReviewItem(
+        key="rising-validation",
+        topic="healthy",
+        prompt="Training loss keeps falling while validation loss turns upward. What is your "
+        "leading hypothesis, what do you check before acting, and which checkpoint do you "
+        "keep?",
+        answer="If the two losses are comparable, **overfitting**: the model is learning "
+        "quirks of its training set. First audit the split (duplicates, the same source on "
+        "both sides, a shifted distribution). Keep the checkpoint at the **lowest "
+        "validation loss**, then try more data, stronger regularisation or a smaller model.",
+        drills=("overfitting-leakage",),
+    ),
+)

@@ -1,0 +1,94 @@
+"""Review items: The loss and its masks."""
+
+from drills.practice.review_item import ReviewItem
+
+ITEMS: tuple[ReviewItem, ...] = (
+    # -- loss and masks ------------------------------------------------------------------------
+    ReviewItem(
+        key="broadcast-target",
+        topic="loss",
+        prompt="A regression target of shape `(N,)` is compared with a prediction of shape "
+        "`(N, 1)` in a mean-squared error. What happens, and what does the curve show?",
+        answer="Broadcasting turns the comparison into an N×N grid: every prediction is scored "
+        "against every target. The best a model can do then is predict the mean target, so "
+        "the loss levels off at about the **variance of the targets**. PyTorch may warn "
+        "about the size mismatch; assert the shapes instead of relying on it.",
+        drills=("overfit-one-batch",),
+    ),
+    ReviewItem(
+        key="three-masks",
+        topic="loss",
+        prompt="A causal language model uses three different masks. Name them and say what "
+        "each one controls.",
+        answer="The **causal mask** stops a position from attending to later positions. The "
+        "**attention (padding) mask** stops attention to padding. The **loss mask** decides "
+        "which target tokens count towards the loss (e.g. only the response in supervised "
+        "fine-tuning). They are separate decisions, and mixing them up gives different "
+        "bugs.",
+        drills=("double-shift-labels",),
+    ),
+    ReviewItem(
+        key="double-shift",
+        topic="loss",
+        prompt="You shift the labels yourself and pass them to a model class that also shifts "
+        "them internally. What does the training curve show?",
+        answer="Each position is now trained to predict the token **two** places ahead. That is "
+        "harder, so the loss settles at the higher two-step entropy of the data instead of "
+        "the next-token entropy. Decoding a few input→label pairs makes the double offset "
+        "obvious. Shift exactly once, in one place.",
+        drills=("double-shift-labels",),
+    ),
+    ReviewItem(
+        key="padding-in-loss",
+        topic="loss",
+        prompt="Padding tokens are accidentally counted in the loss. What happens to the "
+        "reported loss, and to what the model learns?",
+        answer="The reported loss drops, because padding is trivially predictable and dilutes "
+        "the average, while the loss on real tokens is no better. Set padding labels to the "
+        "ignore index (−100) and average over the number of valid target tokens.",
+        drills=("double-shift-labels",),
+    ),
+    ReviewItem(
+        key="prompt-dominated-loss",
+        topic="loss",
+        prompt="During fine-tuning the total loss falls nicely, yet the answers do not get "
+        "better. What might the loss mask be doing?",
+        answer="It may be counting the **prompt** tokens. They are many and easy to predict, so "
+        "they dominate the average and pull it down while the loss on the response tokens "
+        "stays flat. Mask the prompt out of the loss (or at least report the response-token "
+        "loss on its own) when the response is what you care about.",
+        drills=("double-shift-labels", "loss-vs-metric"),
+    ),
+    ReviewItem(
+        key="no-supervised-tokens",
+        topic="loss",
+        prompt="Every label in a batch is masked out, and the loss is a mean. What happens, "
+        "and how do you guard against it?",
+        answer="The mean divides by zero valid tokens: 0/0 gives NaN, or a zero loss that "
+        "trains nothing, depending on the code. Count the valid target tokens per batch and "
+        "fail loudly when the count is zero, before the loss is computed.",
+        drills=("overfit-one-batch", "double-shift-labels", "nan-hunt"),
+    ),
+    ReviewItem(
+        key="mask-before-invalid",
+        topic="loss",
+        prompt="You divide by a count that can be zero and mask the bad entries afterwards. "
+        "The forward pass is finite, yet the gradients are NaN. Why?",
+        answer="The invalid division is still part of the graph. On the way back its local "
+        "derivative is infinite, and infinity times the mask's zero is NaN. Guard the "
+        "**inputs** of the operation (e.g. clamp the denominator, or select safe values with "
+        "`torch.where` before dividing) rather than cleaning up its output.",
+        drills=("nan-hunt",),
+    ),
+    ReviewItem(
+        key="write-it-twice",
+        topic="loss",
+        prompt='What does "write it twice" mean for a vectorised masking or shifting '
+        "function, and what does it catch?",
+        answer="Keep a second, deliberately plain version written as loops over explicit "
+        "indices, run a few inputs of different sizes through both, and require the results "
+        "to agree (a unit test). It catches broadcasting, off-by-one and masking mistakes "
+        "that a fast, clever version hides.",
+        drills=("gradient-check",),
+    ),
+)
