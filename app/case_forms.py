@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_DIAGNOSIS_TEXT
-from drills.cases.contract import Case
+from drills.cases.contract import Case, CaseSet
 from drills.cases.scoring import Diagnosis
 
 MAX_ALTERNATIVES = 2
@@ -18,11 +18,14 @@ class InvalidCaseInput(FieldErrors):
     """Fields of a case form are wrong (422); `errors` names each."""
 
 
-def parse_diagnosis(case: Case, fields: Mapping[str, object]) -> Diagnosis:
-    """Check every field of the diagnosis form; raise InvalidCaseInput naming each bad one."""
+def parse_diagnosis(
+    case_set: CaseSet, fields: Mapping[str, object], *, before: str = "you start experimenting"
+) -> Diagnosis:
+    """Check every field of the diagnosis form (a case's, or a curve-diagnosis round's, over the
+    causes and experiments of its case set); raise InvalidCaseInput naming each bad one."""
     problems = ErrorCollector()
-    causes = {cause.key for cause in case.case_set.causes}
-    experiments = {experiment.key for experiment in case.case_set.experiments}
+    causes = {cause.key for cause in case_set.causes}
+    experiments = {experiment.key for experiment in case_set.experiments}
     leading = str(fields.get("leading") or "")
     if leading not in causes:
         problems.add("leading", "pick your leading hypothesis from the list")
@@ -30,12 +33,12 @@ def parse_diagnosis(case: Case, fields: Mapping[str, object]) -> Diagnosis:
         alternatives = _alternatives(causes, leading, fields.get("alternatives") or [])
     first_test = str(fields.get("first_test") or "")
     if first_test not in experiments:
-        problems.add("first_test", "pick the first test from the case's experiments")
+        problems.add("first_test", "pick the first test from the list of experiments")
     texts: dict[str, str] = {}
     for name, what in (("intervention", "the fix you expect"), ("confirmation", "the evidence")):
         text = str(fields.get(name) or "").strip()
         if not text:
-            problems.add(name, f"write {what} before you start experimenting")
+            problems.add(name, f"write {what} before {before}")
         elif len(text) > MAX_DIAGNOSIS_TEXT:
             problems.add(name, f"keep it under {MAX_DIAGNOSIS_TEXT} characters")
         texts[name] = text

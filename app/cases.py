@@ -149,7 +149,7 @@ def record_diagnosis(
 ) -> CaseAttempt:
     """Store the diagnosis. It may be rewritten until the first experiment (or the verdict)
     starts; after that it is the record of what the learner thought before any test."""
-    diagnosis = parse_diagnosis(case_of(case_attempt), fields)
+    diagnosis = parse_diagnosis(case_of(case_attempt).case_set, fields)
     assert case_attempt.id is not None
     locked = lock(session, case_attempt.id)
     if locked.stage not in (CaseStage.diagnosing, CaseStage.investigating) or experiments_run(

@@ -12,7 +12,17 @@ from sqlmodel import Session
 from app.access import can_manage_cohort, can_read_work_of
 from app.broker import AttemptEventBroker
 from app.config import Settings
-from app.models import MAX_ROW_ID, Attempt, CaseAttempt, Cohort, Role, Submission, User, utcnow
+from app.models import (
+    MAX_ROW_ID,
+    Attempt,
+    CaseAttempt,
+    Cohort,
+    DiagnosisRound,
+    Role,
+    Submission,
+    User,
+    utcnow,
+)
 from app.runner.dispatcher import AttemptRunner
 from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
@@ -131,11 +141,11 @@ RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="A record's id")]
 
 def readable_attempt(attempt_id: RowId, session: SessionDep, user: CurrentUser) -> Attempt:
     attempt = session.get(Attempt, attempt_id)
-    # Someone else's attempt is reported exactly like a missing one; so is a case's run, which
-    # is read through its case (its knobs and command name the hidden cause).
+    # Someone else's attempt is reported exactly like a missing one; so is a case's or a round's
+    # run, which is read through its own page (its knobs and command name what is hidden).
     if (
         attempt is None
-        or attempt.case_attempt_id is not None
+        or not attempt.is_drill_page_run
         or not can_read_work_of(session, user, attempt.learner_id)
     ):
         raise HTTPException(status_code=404, detail=f"No attempt {attempt_id}.")
@@ -173,6 +183,25 @@ def own_case_attempt(
 
 CaseAttemptDep = Annotated[CaseAttempt, Depends(readable_case_attempt)]
 OwnCaseAttemptDep = Annotated[CaseAttempt, Depends(own_case_attempt)]
+
+
+def readable_round(round_id: RowId, session: SessionDep, user: CurrentUser) -> DiagnosisRound:
+    found = session.get(DiagnosisRound, round_id)
+    if found is None or not can_read_work_of(session, user, found.learner_id):
+        raise HTTPException(status_code=404, detail=f"No round {round_id}.")
+    return found
+
+
+def own_round(
+    found: Annotated[DiagnosisRound, Depends(readable_round)], user: CurrentUser
+) -> DiagnosisRound:
+    if found.learner_id != user.id:
+        raise HTTPException(status_code=403, detail="Only the learner of this round can answer it.")
+    return found
+
+
+RoundDep = Annotated[DiagnosisRound, Depends(readable_round)]
+OwnRoundDep = Annotated[DiagnosisRound, Depends(own_round)]
 
 
 def readable_submission(submission_id: RowId, session: SessionDep, user: CurrentUser) -> Submission:

@@ -13,7 +13,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, delete, select
 
 from app.case_records import reveal_after_run
-from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, utcnow
+from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, drill_page_runs, utcnow
 from app.review_misses import note_drill_miss
 from app.runner.events import Point
 from drills.core.contract import score_numeric_predictions
@@ -161,9 +161,7 @@ def series_and_cursor(
 
 def attempts_for(session: Session, *, learner_id: int, drill_slug: str | None) -> list[Attempt]:
     # A case's runs are not the learner's attempts of the drill: their knobs name the cause.
-    query = select(Attempt).where(
-        Attempt.learner_id == learner_id, col(Attempt.case_attempt_id).is_(None)
-    )
+    query = select(Attempt).where(Attempt.learner_id == learner_id, drill_page_runs())
     if drill_slug is not None:
         query = query.where(Attempt.drill_slug == drill_slug)
     return list(session.exec(query.order_by(col(Attempt.id).desc())).all())

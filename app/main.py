@@ -37,6 +37,7 @@ from app.routes import (
     portfolio,
     practice,
     reviews,
+    rounds,
     submissions,
 )
 from app.runner.dispatcher import AttemptRunner
@@ -165,6 +166,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         reviews,
         cohorts,
         portfolio,
+        rounds,  # before practice: /practice/rounds is not a review item's key
         practice,
         admin,
         api,

@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from sqlmodel import Session, col, func, select
 
-from app.models import Attempt, Cohort, CohortMembership, Review, Submission, User
+from app.models import Attempt, Cohort, CohortMembership, Review, Submission, User, drill_page_runs
 from drills.core.registry import all_drills
 
 
@@ -37,7 +37,7 @@ def progress_grid(session: Session, *, learner_ids: Iterable[int]) -> dict[int, 
     }
     attempted = session.exec(
         select(Attempt.learner_id, Attempt.drill_slug)
-        .where(col(Attempt.learner_id).in_(ids), col(Attempt.case_attempt_id).is_(None))
+        .where(col(Attempt.learner_id).in_(ids), drill_page_runs())
         .distinct()
     ).all()
     for learner, slug in attempted:
@@ -74,7 +74,7 @@ def catalogue_standing(session: Session, *, learner_id: int) -> dict[str, DrillS
             func.count(),
             func.count().filter(col(Attempt.observed_hypothesis) == col(Attempt.hypothesis)),
         )
-        .where(Attempt.learner_id == learner_id, col(Attempt.case_attempt_id).is_(None))
+        .where(Attempt.learner_id == learner_id, drill_page_runs())
         .group_by(col(Attempt.drill_slug))
     ).all()
     runs = {slug: (int(total), int(matched)) for slug, total, matched in counts}
@@ -90,7 +90,7 @@ def work_links(session: Session, *, learner_ids: Iterable[int]) -> dict[tuple[in
     links: dict[tuple[int, str], str] = {}
     attempts = session.exec(
         select(Attempt.learner_id, Attempt.drill_slug, func.max(Attempt.id))
-        .where(col(Attempt.learner_id).in_(ids), col(Attempt.case_attempt_id).is_(None))
+        .where(col(Attempt.learner_id).in_(ids), drill_page_runs())
         .group_by(col(Attempt.learner_id), col(Attempt.drill_slug))
     ).all()
     for learner, slug, attempt_id in attempts:

@@ -34,7 +34,7 @@ def _upsert_miss(session: Session, row: dict[str, Any]) -> None:
 def note_drill_miss(session: Session, attempt: Attempt, *, now: datetime) -> None:
     """Called with a drill attempt that just ended, in the transaction ending it: a prediction
     the run did not bear out becomes a review item (one per drill and failure shown)."""
-    if attempt.case_attempt_id is not None or attempt.prediction_matched is not False:
+    if not attempt.is_drill_page_run or attempt.prediction_matched is not False:
         return
     key = f"{DRILL_MISS}{attempt.drill_slug}:{attempt.observed_hypothesis}"
     row = {

@@ -1,5 +1,5 @@
-"""The instructor's review queue: pending submissions of the learners they may review, and
-revealed case attempts not yet reviewed; the oldest of them all is the next to review."""
+"""The instructor's review queue: pending submissions of the learners they may review, revealed
+case attempts and answered curve rounds not yet reviewed; the oldest of them all is next."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -9,6 +9,7 @@ from sqlmodel import Session, col, select
 from app.access import learners_of
 from app.case_reviews import unreviewed_cases
 from app.models import Role, Submission, SubmissionStatus, User
+from app.round_reviews import unreviewed_rounds
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,18 @@ def next_in_queue(session: Session, *, reviewer: User) -> QueueItem | None:
                 title=f"{learner.display_name}'s case {case_attempt.case_key}, "
                 f"attempt {case_attempt.number}",
                 waiting_since=case_attempt.revealed_at,
+            )
+        )
+    answered = unreviewed_rounds(session, reviewer=reviewer)
+    if answered:
+        diagnosis_round, learner = answered[0]
+        assert diagnosis_round.answered_at is not None
+        items.append(
+            QueueItem(
+                href=f"/practice/rounds/{diagnosis_round.id}#round-review",
+                title=f"{learner.display_name}'s curve round of {diagnosis_round.day}, "
+                f"number {diagnosis_round.number}",
+                waiting_since=diagnosis_round.answered_at,
             )
         )
     return min(items, key=lambda item: item.waiting_since, default=None)

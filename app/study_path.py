@@ -11,6 +11,7 @@ from app.models import (
     CaseStage,
     ReviewLogEntry,
     ReviewRating,
+    drill_page_runs,
 )
 from drills.cases.registry import get_case
 from drills.core.registry import get_drill
@@ -59,7 +60,7 @@ def _evidence(session: Session, learner_id: int) -> set[str]:
     done: set[str] = set()
     for slug, hypothesis, observed in session.exec(
         select(Attempt.drill_slug, Attempt.hypothesis, Attempt.observed_hypothesis).where(
-            Attempt.learner_id == learner_id, col(Attempt.case_attempt_id).is_(None)
+            Attempt.learner_id == learner_id, drill_page_runs()
         )
     ):
         if observed is not None and observed == hypothesis:

@@ -17,6 +17,7 @@ from app.models import (
     Submission,
     SubmissionStatus,
     User,
+    drill_page_runs,
 )
 from app.rubric import InvalidReview, parse_review
 from drills.core.contract import Drill
@@ -54,7 +55,7 @@ def candidates(
         .where(
             Attempt.learner_id == learner_id,
             Attempt.drill_slug == drill.slug,
-            col(Attempt.case_attempt_id).is_(None),
+            drill_page_runs(),
         )
         .order_by(col(Attempt.id).desc())
     ).all()
@@ -97,7 +98,7 @@ def _attempt(session: Session, raw_id: str, *, field: str, learner: User, drill:
         attempt is None
         or attempt.learner_id != learner.id
         or attempt.drill_slug != drill.slug
-        or attempt.case_attempt_id is not None  # a case's run is evidence of the case only
+        or not attempt.is_drill_page_run  # a case's or round's run is evidence of it only
     ):
         raise InvalidSubmission(field, f"pick one of your own attempts of {drill.title!r}")
     return attempt

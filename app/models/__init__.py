@@ -23,7 +23,13 @@ from app.models.cases import (
     CaseRunKind,
     CaseStage,
 )
-from app.models.evidence import Attempt, AttemptStatus, Explanation, MetricPoint
+from app.models.evidence import (
+    Attempt,
+    AttemptStatus,
+    Explanation,
+    MetricPoint,
+    drill_page_runs,
+)
 from app.models.practice import (
     CohortReviewItem,
     ReviewCard,
@@ -40,6 +46,7 @@ from app.models.reviews import (
     Submission,
     SubmissionStatus,
 )
+from app.models.rounds import DiagnosisRound, RoundReview
 from app.models.throttle import LoginFailure
 from app.models.time import utcnow
 
@@ -53,6 +60,9 @@ __all__ = [
     "CASE_RUBRIC_LEVELS",
     "DEFAULT_CASE_BUDGET",
     "Attempt",
+    "DiagnosisRound",
+    "RoundReview",
+    "drill_page_runs",
     "ReviewCard",
     "ReviewLogEntry",
     "ReviewRating",

@@ -7,8 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, Index, text
-from sqlmodel import Field, SQLModel
+from sqlalchemy import BigInteger, Column, ColumnElement, Index, and_, text
+from sqlmodel import Field, SQLModel, col
 
 from app import limits
 from app.models.time import utcnow
@@ -87,6 +87,10 @@ class Attempt(SQLModel, table=True):
     case_attempt_id: int | None = Field(
         default=None, foreign_key="case_attempt.id", index=True, ondelete="CASCADE"
     )
+    # A curve-diagnosis round's run: hidden the same way until its learner has answered.
+    round_id: int | None = Field(
+        default=None, foreign_key="diagnosis_round.id", index=True, ondelete="CASCADE"
+    )
     # Written by the worker every second while it runs: a running attempt whose heartbeat has
     # stopped lost its worker, whichever web process (if any) is still there to hear of it.
     heartbeat_at: datetime | None = None
@@ -100,6 +104,12 @@ class Attempt(SQLModel, table=True):
     @property
     def final(self) -> bool:
         return AttemptStatus(self.status).is_final
+
+    @property
+    def is_drill_page_run(self) -> bool:
+        """Whether the run was made on a drill's page, not inside a case or a round (whose
+        runs are read only through their own pages: their knobs name what is hidden)."""
+        return self.case_attempt_id is None and self.round_id is None
 
     @property
     def prediction_matched(self) -> bool | None:
@@ -133,3 +143,9 @@ class Explanation(SQLModel, table=True):
     wrong_tool: str = Field(max_length=limits.MAX_EXPLAIN_BACK)
     next_check: str = Field(max_length=limits.MAX_EXPLAIN_BACK)
     created_at: datetime = Field(default_factory=utcnow)
+
+
+def drill_page_runs() -> ColumnElement[bool]:
+    """The SQL condition of Attempt.is_drill_page_run: use it wherever a drill's attempts are
+    listed, counted or exported."""
+    return and_(col(Attempt.case_attempt_id).is_(None), col(Attempt.round_id).is_(None))

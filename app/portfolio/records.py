@@ -22,6 +22,7 @@ from app.models import (
     ReviewLogEntry,
     Submission,
     User,
+    drill_page_runs,
 )
 
 Series = dict[str, list[list[Any]]]
@@ -56,7 +57,7 @@ def load_records(session: Session, learners: list[User]) -> Records:
     by_learner = {learner.saved_id: LearnerRecords(learner) for learner in learners}
     for attempt in session.exec(
         select(Attempt)
-        .where(col(Attempt.learner_id).in_(ids), col(Attempt.case_attempt_id).is_(None))
+        .where(col(Attempt.learner_id).in_(ids), drill_page_runs())
         .order_by(col(Attempt.id))
     ):
         by_learner[attempt.learner_id].attempts.append(attempt)

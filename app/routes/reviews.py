@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import case_reviews, review_queue, submissions
+from app import case_reviews, review_queue, round_reviews, submissions
 from app.access import can_review_work_of
 from app.deps import InstructorDep, SessionDep, SubmissionDep
 from app.forms import FormDep
@@ -33,6 +33,7 @@ def review_queue_page(
         "learners": learners,
         "filters": {"drill": drill, "learner": learner},
         "case_rows": case_reviews.unreviewed_cases(session, reviewer=user),
+        "round_rows": round_reviews.unreviewed_rounds(session, reviewer=user),
     }
     return templates.TemplateResponse(request, "pages/reviews.html", context)
 

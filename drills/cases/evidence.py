@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from drills.cases.contract import Case, CaseSet, Experiment, ShownChart
+from drills.cases.contract import Case, CaseSet, Cause, Experiment, ShownChart
 from drills.core.contract import series_label as contract_series_label
 
 
@@ -69,10 +69,14 @@ def visible(
 
 
 def telltales(case: Case) -> set[str]:
-    """Strings that would name the hidden cause: its key, the drill's slug and title, and each
+    """Strings that would name the hidden cause of a case (see cause_telltales)."""
+    return cause_telltales(case.case_set, case.hidden_cause)
+
+
+def cause_telltales(case_set: CaseSet, cause: Cause) -> set[str]:
+    """Strings that would name a hidden cause: its key, the drill's slug and title, and each
     planted knob value that is more than a plain word ("shuffled-labels", not "none")."""
-    cause = case.hidden_cause
-    found = {cause.key, case.case_set.drill, case.case_set.drill_object.title.lower()}
+    found = {cause.key, case_set.drill, case_set.drill_object.title.lower()}
     for name, value in cause.knobs.items():
         text = str(value)
         if isinstance(value, str) and ("-" in text or "_" in text):
@@ -83,10 +87,15 @@ def telltales(case: Case) -> set[str]:
 
 def leaks(case: Case, shown: Any) -> list[str]:
     """The telltales of the case found in `shown` (a page, a JSON document, an event stream)."""
+    return found_in(telltales(case), shown)
+
+
+def found_in(telltales: set[str], shown: Any) -> list[str]:
+    """Which of the telltales `shown` spells, as a whole word."""
     text = shown if isinstance(shown, str) else json.dumps(shown, default=str)
     lowered = text.lower()
     return sorted(
         telltale
-        for telltale in telltales(case)
+        for telltale in telltales
         if re.search(rf"(?<![a-z0-9-]){re.escape(telltale)}(?![a-z0-9-])", lowered)
     )

@@ -24,6 +24,7 @@ from app.models import (
     CaseStage,
     Cohort,
     CohortMembership,
+    DiagnosisRound,
     Explanation,
     Review,
     Role,
@@ -156,6 +157,65 @@ def add_case_attempt(
         engine, CaseRun(case_attempt_id=case_attempt_id, attempt_id=attempt_id, kind="symptom")
     )
     return case_attempt_id, run_id
+
+
+def add_round(engine: Engine, learner_id: int, *, answered: bool = True, number: int = 1) -> int:
+    """A curve round (by default answered) with its finished run: the backbone left out of the
+    optimizer."""
+    knobs = {"exclude": "backbone"}
+    finished = utcnow()
+    round_id = _save(
+        engine,
+        DiagnosisRound(
+            learner_id=learner_id,
+            day=finished.date(),
+            number=number,
+            variant_key="optimizer-membership/backbone-not-optimized",
+            drill_slug="optimizer-membership",
+            seed=7,
+            knobs=knobs,
+            diagnosis={
+                "leading": "backbone-not-optimized",
+                "alternatives": ["head-not-optimized"],
+                "first_test": "update-sizes",
+                "intervention": "optimize every parameter",
+                "confirmation": "the backbone moves",
+            }
+            if answered
+            else None,
+            score={
+                "leading_right": True,
+                "cause_named": True,
+                "test_separates": True,
+                "would_have": [],
+                "points": 2,
+                "observed": "backbone-left-out",
+            }
+            if answered
+            else None,
+            answered_at=finished if answered else None,
+        ),
+    )
+    _save(
+        engine,
+        Attempt(
+            learner_id=learner_id,
+            drill_slug="optimizer-membership",
+            drill_version="1",
+            hypothesis="",
+            prediction_text="",
+            knobs=knobs,
+            seed=7,
+            command="python -m drills run optimizer-membership --set exclude=backbone --seed 7",
+            status=AttemptStatus.succeeded,
+            signature={"final_loss": 0.8},
+            observed_hypothesis="backbone-left-out",
+            started_at=finished - timedelta(seconds=1),
+            finished_at=finished,
+            round_id=round_id,
+        ),
+    )
+    return round_id
 
 
 def add_unfinished_attempt(

@@ -13,13 +13,23 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.models import Attempt, CaseAttempt, CaseRun, Cohort, Role, Submission, User
+from app.models import (
+    Attempt,
+    CaseAttempt,
+    CaseRun,
+    Cohort,
+    DiagnosisRound,
+    Role,
+    Submission,
+    User,
+)
 from tests.app.factories import (
     DRILL,
     RUBRIC_KEYS,
     add_attempt,
     add_case_attempt,
     add_cohort,
+    add_round,
     add_submission,
     add_user,
     engine_of,
@@ -93,6 +103,16 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
         LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
     ("POST", "/cohorts/{cohort_id}/case-budget"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID),
+    # Curve rounds, as cases: this one is answered, so its learner's second answer is a 409.
+    ("GET", "/practice/rounds/{round_id}"): READ_OWN_WORK,
+    ("GET", "/practice/rounds/{round_id}/body"): READ_OWN_WORK,
+    ("GET", "/practice/rounds/{round_id}/events"): READ_OWN_WORK,
+    ("POST", "/practice/rounds/{round_id}/answer"): (
+        LOGIN, CONFLICT, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("POST", "/practice/rounds/{round_id}/review"): (
+        LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
     ("POST", "/cohorts/{cohort_id}/review-items"): (
         LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
@@ -110,6 +130,8 @@ INVALID_FORMS = {
     "/cases/attempts/{case_attempt_id}/review": {"decision": "maybe"},
     "/cohorts/{cohort_id}/case-budget": {"case_budget": "99"},
     "/cohorts/{cohort_id}/review-items": {"prompt": "", "answer": ""},
+    "/practice/rounds/{round_id}/answer": {"leading": "cause-99"},
+    "/practice/rounds/{round_id}/review": {"decision": "maybe"},
 }
 MODELS = {
     "attempt_id": Attempt,
@@ -118,6 +140,7 @@ MODELS = {
     "user_id": User,
     "case_attempt_id": CaseAttempt,
     "case_run_id": CaseRun,
+    "round_id": DiagnosisRound,
 }
 
 
@@ -161,6 +184,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     add_attempt(engine, users["learner_b"], fixed=True)
     submission_a = add_submission(engine, users["learner_a"], failed_a, fixed_a)
     case_attempt_a, case_run_a = add_case_attempt(engine, users["learner_a"])
+    round_a = add_round(engine, users["learner_a"])
     clients = {"anonymous": visitor(app)}
     for actor, username in (
         ("learner_a", "learner-a"),
@@ -177,6 +201,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "user_id": [users["learner_a"]],
         "case_attempt_id": [case_attempt_a],
         "case_run_id": [case_run_a],
+        "round_id": [round_a],
     }
     yield World(app=app, clients=clients, ids=ids, users=users, cohorts=cohorts)
     for client in clients.values():

@@ -22,6 +22,7 @@ from tests.app.factories import (
     add_cohort,
     add_explanation,
     add_review,
+    add_round,
     add_submission,
     add_unfinished_attempt,
     add_user,
@@ -99,6 +100,9 @@ def world(anonymous: TestClient) -> Iterator[World]:
     diagnosing_case, _ = add_case_attempt(engine, a, stage=CaseStage.diagnosing, number=2)
     experimenting_case, _ = add_case_attempt(engine, a, stage=CaseStage.investigating, number=3)
     judged_case, _ = add_case_attempt(engine, a, stage=CaseStage.investigating, number=4)
+    # Learner A's curve rounds: one answered (its instructor reviews it), one to answer.
+    answered_round = add_round(engine, a)
+    open_round = add_round(engine, a, answered=False, number=2)
     clients = {
         "learner_a": signed_in(app, "learner-a"),
         "learner_b": signed_in(app, "learner-b"),
@@ -122,6 +126,8 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "diagnosing_case": diagnosing_case,
         "experimenting_case": experimenting_case,
         "judged_case": judged_case,
+        "answered_round": answered_round,
+        "open_round": open_round,
     }
     world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
     yield world
@@ -206,6 +212,9 @@ CASE_ROUTES = {
     ("POST", "/cases/attempts/{case_attempt_id}/review"),
     ("POST", "/cohorts/{cohort_id}/case-budget"),
     ("POST", "/cohorts/{cohort_id}/review-items"),
+    ("POST", "/practice/rounds"),
+    ("POST", "/practice/rounds/{round_id}/answer"),
+    ("POST", "/practice/rounds/{round_id}/review"),
 }
 
 
@@ -345,6 +354,29 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             303,
             form={"prompt": "Why overfit one batch?", "answer": "To check the wiring."},
         ),
+        # Learner B has no open round: this draws one and starts its run (in a browser of its
+        # own: the refusals try the other learner_b session's token).
+        ("POST", "/practice/rounds"): Case(
+            world.fresh("learner-b"), "/practice/rounds", 303, form={}
+        ),
+        ("POST", "/practice/rounds/{round_id}/answer"): Case(
+            c["learner_a"],
+            f"/practice/rounds/{ids['open_round']}/answer",
+            303,
+            form={
+                "leading": "cause-3",
+                "alternatives": "cause-2",
+                "first_test": "update-sizes",
+                "intervention": "optimize every parameter",
+                "confirmation": "the backbone moves",
+            },
+        ),
+        ("POST", "/practice/rounds/{round_id}/review"): Case(
+            c["instructor"],
+            f"/practice/rounds/{ids['answered_round']}/review",
+            303,
+            form=case_review,
+        ),
     }
     assert set(built) == CASE_ROUTES
     return built
@@ -455,6 +487,7 @@ def test_no_get_changes_state(world: World) -> None:
         "key": PRACTICE_ITEM,
         "case_attempt_id": ids["revealed_case"],
         "case_run_id": ids["revealed_run"],  # final: its event stream ends by itself
+        "round_id": ids["answered_round"],  # its run is final: the stream ends by itself
     }
     get_routes = sorted(p for m, p in http_routes(world.app) if m == "GET")
     urls = [fill(path, **values) for path in get_routes]

@@ -39,6 +39,8 @@ TABLES = {
     "review_card",
     "review_log",
     "cohort_review_item",
+    "diagnosis_round",
+    "round_review",
 }
 
 
@@ -170,6 +172,8 @@ def test_the_naming_convention_names_every_constraint_of_the_models() -> None:
         ("ix", "ix_attempt_status"),
         ("fk", "fk_attempt_case_attempt_id_case_attempt"),
         ("ix", "ix_attempt_case_attempt_id"),
+        ("fk", "fk_attempt_round_id_diagnosis_round"),
+        ("ix", "ix_attempt_round_id"),
     }
     for table in TABLES:
         assert None not in {name for _, name in names_in_models(table)}, table

@@ -1,0 +1,159 @@
+"""A curve-diagnosis round's model answer and its automatic score.
+
+The learner's diagnosis has the five parts a case asks for (drills.cases.scoring.Diagnosis):
+a leading cause, up to two alternatives, the first test that would tell them apart, the fix they
+expect and the evidence that would confirm it. Two parts are scored here, from facts: the leading
+cause against the drill's own diagnose() of the run the learner saw, and the first test against
+the stored experiment readings (drills/cases/outcomes.json). The fix and the confirming evidence
+are words: they are shown beside the model answer, and an instructor may review them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from drills.cases.contract import Case, CaseSet, Cause, Experiment, Fix
+from drills.cases.evidence import cause_telltales
+from drills.cases.outcomes import separates
+from drills.cases.registry import all_case_sets, all_cases
+from drills.cases.scoring import Diagnosis
+from drills.core.knobs import resolve_knobs
+from drills.practice.rounds import RoundVariant
+
+# The fix of a cause that no case uses and that no fix of its set undoes knob for knob (the fix
+# scales or clips instead): chosen by hand, checked by tests/drills/test_round_answers.py.
+_FIX_BY_HAND = {
+    "loss-spikes/corrupt-batch-clipped": "repair-the-batch",
+    "loss-vs-metric/all-or-nothing-score": "one-answer-per-letter",
+    "loss-vs-metric/zero-step-size": "nonzero-learning-rate",
+    "lr-sweep/all-rates-too-large": "shift-sweep-down",
+    "lr-sweep/rates-too-far-apart": "fill-the-gap",
+    "overfitting-leakage/crushing-weight-decay": "weaker-weight-decay",
+}
+MAX_MODEL_ALTERNATIVES = 2
+
+
+def case_set_of(variant: RoundVariant) -> CaseSet:
+    for case_set in all_case_sets():
+        if case_set.drill == variant.drill:
+            return case_set
+    raise KeyError(f"no case set stands on {variant.drill!r}")
+
+
+def cause_of(variant: RoundVariant) -> Cause:
+    return case_set_of(variant).cause(variant.key.split("/", 1)[1])
+
+
+@dataclass(frozen=True)
+class ModelAnswer:
+    leading: Cause
+    alternatives: tuple[Cause, ...]
+    first_test: Experiment | None  # None when no experiment of the set separates them
+    intervention: Fix
+    # What a rerun with the fix should show: the drill's healthy outcome, in its own words.
+    confirmation: str
+
+
+def _undoes(case_set: CaseSet, cause: Cause, fix: Fix) -> bool:
+    """Whether the fix puts every knob the cause planted back to the healthy setting."""
+    drill = case_set.drill_object
+    healthy = next((item for item in case_set.causes if item.family == "healthy"), None)
+    reference = resolve_knobs(drill, {**case_set.base, **(healthy.knobs if healthy else {})})
+    planted = resolve_knobs(drill, {**case_set.base, **cause.knobs})
+    fixed = resolve_knobs(drill, fix.change.apply(planted))
+    return all(fixed[name] == reference[name] for name in cause.knobs)
+
+
+def model_fix(variant: RoundVariant) -> Fix:
+    """The fix that heals the variant's cause: the one its case names, else the one that undoes
+    its knobs, else the one chosen by hand."""
+    case_set = case_set_of(variant)
+    cause = cause_of(variant)
+    cases: tuple[Case, ...] = all_cases()
+    for case in cases:
+        if case.case_set.drill == variant.drill and case.cause == cause.key:
+            return case_set.fix(case.fix)
+    if cause.family == "healthy":
+        return case_set.fix("change-nothing")
+    for fix in case_set.fixes:
+        if fix.key != "change-nothing" and _undoes(case_set, cause, fix):
+            return fix
+    return case_set.fix(_FIX_BY_HAND[variant.key])
+
+
+def model_answer(variant: RoundVariant) -> ModelAnswer:
+    case_set = case_set_of(variant)
+    cause = cause_of(variant)
+    # The rivals worth naming: those the drill's diagnose() cannot tell from this cause first
+    # (the same verdict), then the other failures, the healthy reading last.
+    others = [item for item in case_set.causes if item.key != cause.key]
+    others.sort(key=lambda item: (item.verdict != cause.verdict, item.family == "healthy"))
+    alternatives = tuple(others[:MAX_MODEL_ALTERNATIVES])
+    # The first experiment that tells the cause from both rivals, else from the closer one.
+    first_test = None
+    for rivals in ([a.key for a in alternatives], [a.key for a in alternatives[:1]]):
+        first_test = next(
+            (e for e in case_set.experiments if separates(case_set, e.key, cause.key, rivals)),
+            None,
+        )
+        if first_test is not None:
+            break
+    drill = case_set.drill_object
+    healthy_text = next(
+        (item.text for item in drill.hypotheses if item.key == drill.healthy),
+        "the drill's healthy curves",
+    )
+    if cause.family == "healthy":
+        confirmation = f"Nothing needs fixing: a run on another seed shows the same. {healthy_text}"
+    else:
+        confirmation = f"A rerun with the fix reads healthy: {healthy_text}"
+    return ModelAnswer(cause, alternatives, first_test, model_fix(variant), confirmation)
+
+
+@dataclass(frozen=True)
+class RoundScore:
+    # The leading cause's reading is what the drill's diagnose() read from the run shown.
+    leading_right: bool
+    cause_named: bool  # the leading cause is the very one planted (several may read alike)
+    test_separates: bool  # the first test tells the leading cause from each alternative
+    would_have: tuple[str, ...]  # when it does not: the experiments that would have
+
+    @property
+    def points(self) -> int:
+        return int(self.leading_right) + int(self.test_separates)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"points": self.points}
+
+
+MAX_POINTS = 2
+
+
+def score_round(variant: RoundVariant, diagnosis: Diagnosis, observed: str) -> RoundScore:
+    """Score a diagnosis against `observed`, the drill's diagnose() of the run the learner saw
+    (not the verdict the variant usually reads: the run decides)."""
+    case_set = case_set_of(variant)
+    leading = case_set.cause(diagnosis.leading)
+    test_separates = separates(
+        case_set, diagnosis.first_test, diagnosis.leading, diagnosis.alternatives
+    )
+    would_have: tuple[str, ...] = ()
+    if not test_separates:
+        would_have = tuple(
+            experiment.key
+            for experiment in case_set.experiments
+            if separates(case_set, experiment.key, diagnosis.leading, diagnosis.alternatives)
+        )
+    return RoundScore(
+        leading_right=leading.verdict == observed,
+        cause_named=leading.key == cause_of(variant).key,
+        test_separates=test_separates,
+        would_have=would_have,
+    )
+
+
+def telltales(variant: RoundVariant) -> set[str]:
+    """Strings that would give a round away before its answer: the variant's key and those of
+    its cause (drills.cases.evidence.cause_telltales)."""
+    return {variant.key} | cause_telltales(case_set_of(variant), cause_of(variant))
