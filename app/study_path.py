@@ -9,6 +9,7 @@ from app.models import (
     Attempt,
     CaseAttempt,
     CaseStage,
+    DiagnosisRound,
     ReviewLogEntry,
     ReviewRating,
     drill_page_runs,
@@ -16,7 +17,7 @@ from app.models import (
 from drills.cases.registry import get_case
 from drills.core.registry import get_drill
 from drills.practice.items import get_item
-from drills.practice.path import PATH, Step, StepKind
+from drills.practice.path import PATH, Step, StepKind, all_steps
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,20 @@ def _evidence(session: Session, learner_id: int) -> set[str]:
     ):
         if item_key.startswith("track:"):
             done.add(f"{StepKind.review.value}:{item_key.removeprefix('track:')}")
+    read_rightly = sum(
+        bool((score or {}).get("leading_right"))
+        for score in session.exec(
+            select(DiagnosisRound.score).where(
+                DiagnosisRound.learner_id == learner_id,
+                col(DiagnosisRound.answered_at).is_not(None),
+            )
+        )
+    )
+    done |= {
+        step.key
+        for step in all_steps()
+        if step.kind is StepKind.rounds and read_rightly >= int(step.target)
+    }
     return done
 
 
@@ -92,6 +107,12 @@ def _described(step: Step) -> tuple[str, str]:
     if step.kind is StepKind.case:
         # The case's page is reached through the list, which opens a fresh draw on request.
         return f"Solve the case “{get_case(step.target).title}”", "/cases"
+    if step.kind is StepKind.rounds:
+        count = int(step.target)
+        rounds = "a curve round" if count == 1 else f"{count} curve rounds"
+        return f"Read {rounds} rightly (the leading hypothesis the run bears out)", (
+            "/practice/rounds"
+        )
     return f"Recall: {get_item(step.target).prompt}", f"/practice/track:{step.target}"
 
 

@@ -14,7 +14,8 @@ from app.portfolio.bundle import zip_bundle
 from app.portfolio.html import render_portfolio
 from app.portfolio.records import load_records
 from app.portfolio.signing import FORMAT, sign
-from app.portfolio.statements import statements_for, timestamp
+from app.portfolio.statements import statements_for
+from app.portfolio.xapi import timestamp
 
 Kind = Literal["html", "json", "zip"]
 

@@ -15,6 +15,7 @@ from app.models import (
     Attempt,
     CaseAttempt,
     CaseStage,
+    DiagnosisRound,
     Explanation,
     MetricPoint,
     Replay,
@@ -37,6 +38,8 @@ class LearnerRecords:
     case_attempts: list[CaseAttempt] = field(default_factory=list)
     # Every spaced review: what was typed from memory, and the rating.
     review_log: list[ReviewLogEntry] = field(default_factory=list)
+    # Answered curve rounds only: an open round's draw names what it hides.
+    rounds: list[DiagnosisRound] = field(default_factory=list)
 
 
 @dataclass
@@ -77,6 +80,14 @@ def load_records(session: Session, learners: list[User]) -> Records:
         .order_by(col(ReviewLogEntry.id))
     ):
         by_learner[entry.learner_id].review_log.append(entry)
+    for diagnosis_round in session.exec(
+        select(DiagnosisRound)
+        .where(
+            col(DiagnosisRound.learner_id).in_(ids), col(DiagnosisRound.answered_at).is_not(None)
+        )
+        .order_by(col(DiagnosisRound.id))
+    ):
+        by_learner[diagnosis_round.learner_id].rounds.append(diagnosis_round)
     reviews: dict[int, list[Review]] = defaultdict(list)
     for review in session.exec(
         select(Review)

@@ -1,29 +1,30 @@
 """xAPI-shaped statements of a learner's work: one per attempt, per submission, per review, per
-revealed case and per spaced review.
+revealed case, per spaced review and per answered curve round (the last three:
+app/portfolio/practice_statements.py; the shared shapes: app/portfolio/xapi.py).
 
 Each statement carries `digest`, the sha256 of its own canonical JSON without that field, so a
 reader can tell which record changed. Ids are stable ("drillbook:attempt:12"), so the same record
 has the same id in every export.
 """
 
-from datetime import UTC, datetime
 from typing import Any
 
 from app.models import (
     RUBRIC,
     Attempt,
     AttemptStatus,
-    CaseAttempt,
     Replay,
     Review,
-    ReviewLogEntry,
     Submission,
     User,
 )
-from app.portfolio.canonical import sha256_hex
+from app.portfolio.practice_statements import (
+    case_statement,
+    round_statement,
+    spaced_review_statement,
+)
 from app.portfolio.records import Records, Series
-from drills.core.digest import json_safe
-from drills.core.registry import UnknownDrill, get_drill
+from app.portfolio.xapi import agent, digested, drill_activity, timestamp, verb
 
 _VERB_BY_STATUS = {
     AttemptStatus.queued: "attempted",
@@ -47,14 +48,6 @@ def submission_id(submission_pk: int) -> str:
 
 def review_id(review_pk: int) -> str:
     return f"drillbook:review:{review_pk}"
-
-
-def case_attempt_id(case_attempt_pk: int) -> str:
-    return f"drillbook:case-attempt:{case_attempt_pk}"
-
-
-def spaced_review_id(entry_pk: int) -> str:
-    return f"drillbook:spaced-review:{entry_pk}"
 
 
 def statements_for(records: Records) -> list[dict[str, Any]]:
@@ -81,49 +74,18 @@ def statements_for(records: Records) -> list[dict[str, Any]]:
                 for review in records.reviews.get(submission.id or 0, [])
             ]
         out += [
-            digested(_case(case_attempt, learner)) for case_attempt in learner_records.case_attempts
+            digested(case_statement(case_attempt, learner))
+            for case_attempt in learner_records.case_attempts
         ]
-        out += [digested(_spaced_review(entry, learner)) for entry in learner_records.review_log]
+        out += [
+            digested(spaced_review_statement(entry, learner))
+            for entry in learner_records.review_log
+        ]
+        out += [
+            digested(round_statement(diagnosis_round, learner))
+            for diagnosis_round in learner_records.rounds
+        ]
     return out
-
-
-def digested(statement: dict[str, Any]) -> dict[str, Any]:
-    plain: dict[str, Any] = json_safe(statement)
-    return plain | {"digest": sha256_hex(plain)}
-
-
-def timestamp(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    # SQLite hands datetimes back without their zone; the app stores them in UTC.
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def agent(user: User | None) -> dict[str, Any]:
-    if user is None:
-        return {"objectType": "Agent", "name": "(deleted account)"}
-    return {
-        "objectType": "Agent",
-        "name": user.display_name,
-        "account": {"homePage": "urn:drillbook", "name": user.username},
-    }
-
-
-def verb(name: str) -> dict[str, Any]:
-    return {"id": f"urn:drillbook:verb:{name}", "display": {"en": name}}
-
-
-def drill_activity(slug: str, version: str | None = None) -> dict[str, Any]:
-    try:
-        drill = get_drill(slug)
-        title, summary = drill.title, drill.summary
-    except UnknownDrill:  # a drill retired since the record was made
-        title, summary = slug, ""
-    definition: dict[str, Any] = {"name": {"en": title}, "description": {"en": summary}}
-    if version is not None:
-        definition["version"] = version
-    return {"objectType": "Activity", "id": f"urn:drillbook:drill:{slug}", "definition": definition}
 
 
 def _replay(replay: Replay) -> dict[str, Any]:
@@ -230,78 +192,4 @@ def _review(
             "version": submission.version,
         },
         "timestamp": timestamp(review.created_at),
-    }
-
-
-def _case(case_attempt: CaseAttempt, learner: User | None) -> dict[str, Any]:
-    """A revealed case: what the learner committed to, what they spent, and how it scored."""
-    from drills.cases.registry import UnknownCase, get_case
-
-    assert case_attempt.id is not None
-    score = case_attempt.score or {}
-    try:
-        case = get_case(case_attempt.case_key)
-        name, drill = case.title, case.case_set.drill
-    except UnknownCase:  # a case since removed from the pool: its record still stands
-        name, drill = case_attempt.case_key, None
-    return {
-        "id": case_attempt_id(case_attempt.id),
-        "actor": agent(learner),
-        "verb": verb(
-            "solved" if score.get("cause_named") and score.get("fix_verified") else "missed"
-        ),
-        "object": {
-            "id": f"urn:drillbook:case:{case_attempt.case_key}",
-            "definition": {"name": {"en": name}},
-        },
-        "result": {
-            "score": {"raw": score.get("points"), "max": 4},
-            "success": bool(score.get("cause_named")),
-            "diagnosis": case_attempt.diagnosis,
-            "named_cause": case_attempt.named_cause,
-            "fix": case_attempt.fix_key,
-            "scoring": score,
-        },
-        "context": {
-            "attempt_number": case_attempt.number,
-            "drill": drill,
-            "seed": case_attempt.seed,
-            "knobs": case_attempt.knobs,
-            "diagnosed_at": timestamp(case_attempt.diagnosed_at),
-        },
-        "timestamp": timestamp(case_attempt.revealed_at),
-    }
-
-
-def _spaced_review(entry: ReviewLogEntry, learner: User | None) -> dict[str, Any]:
-    """One spaced review: the answer typed from memory before the model answer was shown, and
-    how the learner rated their recall (which set when the item comes back)."""
-    from drills.practice.items import UnknownItem, get_item
-
-    assert entry.id is not None
-    name = entry.item_key
-    if entry.item_key.startswith("track:"):
-        try:
-            name = get_item(entry.item_key.removeprefix("track:")).prompt
-        except UnknownItem:  # retired from the track: the record still stands
-            pass
-    return {
-        "id": spaced_review_id(entry.id),
-        "actor": agent(learner),
-        "verb": verb("rated"),
-        "object": {
-            "id": f"urn:drillbook:review-item:{entry.item_key}",
-            "definition": {"name": {"en": name}},
-        },
-        "result": {
-            "response": entry.answer,
-            "rating": entry.rating,
-            "success": entry.rating != "again",
-        },
-        "context": {
-            "days_since_last_review": entry.elapsed_days,
-            "predicted_recall": entry.retrievability,
-            "due_next": timestamp(entry.due_after),
-        },
-        "timestamp": timestamp(entry.reviewed_at),
     }

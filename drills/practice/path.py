@@ -1,6 +1,6 @@
 """The study path: the track's four-hour plan as steps through Drillbook, each ticked off by
-evidence the learner produced (a prediction a run bore out, a case solved, a review recalled),
-never by a click.
+evidence the learner produced (a prediction a run bore out, a case solved, a review recalled, a
+curve round read rightly), never by a click.
 
 The plan's hours, in our words: rebuild the mechanism of a training step; practise the
 debugging mechanics on broken loops; the mechanics particular to language models; and saying a
@@ -17,12 +17,14 @@ class StepKind(StrEnum):
     drill = "drill"  # done: a run of the drill bore out the learner's prediction
     case = "case"  # done: a case solved (its cause named)
     review = "review"  # done: the review item recalled (rated good or easy)
+    # done: this many curve rounds answered with a leading hypothesis the run bore out
+    rounds = "rounds"
 
 
 @dataclass(frozen=True)
 class Step:
     kind: StepKind
-    target: str  # a drill slug, a case key, or a track review item's key
+    target: str  # a drill slug, a case key, a track review item's key, or a number of rounds
 
     @property
     def key(self) -> str:
@@ -47,6 +49,10 @@ def _case(key: str) -> Step:
 
 def _review(key: str) -> Step:
     return Step(StepKind.review, key)
+
+
+def _rounds(count: int) -> Step:
+    return Step(StepKind.rounds, str(count))
 
 
 PATH: tuple[Stage, ...] = (
@@ -95,10 +101,12 @@ PATH: tuple[Stage, ...] = (
         "tells them apart, the likely fix and the evidence that it worked.",
         steps=(
             _review("five-part-diagnosis"),
+            _rounds(1),
             _case("validation-turns-back-up"),
             _case("every-curve-blows-up"),
             _case("nan-after-forty-steps"),
             _case("spikes-on-a-schedule"),
+            _rounds(5),
         ),
     ),
 )

@@ -22,13 +22,10 @@ from drills.core.knobs import resolve_knobs
 from drills.practice.rounds import RoundVariant
 
 # The fix of a cause that no case uses and that no fix of its set undoes knob for knob (the fix
-# scales or clips instead): chosen by hand, checked by tests/drills/test_round_answers.py.
+# scales or clips instead): chosen by hand; tests/drills/test_round_answers.py checks that each
+# is still needed.
 _FIX_BY_HAND = {
     "loss-spikes/corrupt-batch-clipped": "repair-the-batch",
-    "loss-vs-metric/all-or-nothing-score": "one-answer-per-letter",
-    "loss-vs-metric/zero-step-size": "nonzero-learning-rate",
-    "lr-sweep/all-rates-too-large": "shift-sweep-down",
-    "lr-sweep/rates-too-far-apart": "fill-the-gap",
     "overfitting-leakage/crushing-weight-decay": "weaker-weight-decay",
 }
 MAX_MODEL_ALTERNATIVES = 2

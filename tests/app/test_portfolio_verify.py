@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 
 from app.portfolio.signing import MAX_DEPTH, key_path, nested_deeper_than, sign, verify
-from app.portfolio.statements import digested
+from app.portfolio.xapi import digested
 from tests.app.factories import page_token
 from tests.app.portfolio_helpers import alter_one_byte, classroom
 

@@ -385,3 +385,23 @@ def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock)
         session.add(row)
         session.commit()
     assert "case:frozen-features" not in done()
+    # An answered round whose leading hypothesis the run bore out ticks the one-round step; an
+    # unanswered or missed one does not, and five are needed for the last step.
+    from app.models import DiagnosisRound
+    from tests.app.factories import add_round
+
+    add_round(engine, me, answered=False, number=1)
+    assert "rounds:1" not in done()
+    missed = add_round(engine, me, number=2)
+    with Session(engine) as session:
+        row = session.get(DiagnosisRound, missed)
+        assert row is not None
+        row.score = {**(row.score or {}), "leading_right": False}
+        session.add(row)
+        session.commit()
+    assert "rounds:1" not in done()
+    for number in range(3, 7):
+        add_round(engine, me, number=number)
+        assert ("rounds:1" in done()) and (("rounds:5" in done()) is False)
+    add_round(engine, me, number=7)
+    assert {"rounds:1", "rounds:5"} <= done()

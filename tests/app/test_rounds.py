@@ -125,6 +125,16 @@ def test_a_round_from_its_curves_to_the_truth(client: TestClient, clock: Clock) 
     assert 'id="round-parts"' in revealed and "a model answer" in revealed
     assert f"/drills/{variant.drill}?seed={diagnosis_round.seed}" in revealed
     assert "Answer and reveal" not in revealed
+    # In the export, as a signed statement, once answered.
+    export = client.get("/portfolio/export.json").json()
+    [statement] = [
+        s for s in export["statements"] if s["id"] == f"drillbook:curve-round:{round_id}"
+    ]
+    assert statement["verb"]["display"]["en"] == "answered"
+    assert statement["result"]["success"] is score["leading_right"]
+    assert statement["result"]["response"]["leading"] == cause_of(variant).key
+    assert statement["context"]["knobs"] == diagnosis_round.knobs
+    assert len(statement["digest"]) == 64
 
 
 def test_a_cause_the_run_does_not_show_scores_as_a_miss(client: TestClient, clock: Clock) -> None:
@@ -163,6 +173,7 @@ def test_no_response_names_the_setup_before_the_answer(client: TestClient, clock
         responses["events"] = "".join(stream.iter_text())
     for where, text in responses.items():
         assert found_in(secrets, text) == [], where
+    assert "curve-round" not in responses["/portfolio/export.json"]  # not before the answer
     # Pages that list every drill name this one too, but never the round's setup.
     drill_names = {variant.drill, get_drill(variant.drill).title.lower()}
     for path in ("/", "/progress"):
@@ -334,3 +345,44 @@ def answer_status(client: TestClient, round_id: int) -> int:
 @pytest.mark.parametrize("path", ["/practice/rounds", "/practice/rounds/1"])
 def test_visitors_are_asked_to_log_in(anonymous: TestClient, path: str) -> None:
     assert anonymous.get(path, follow_redirects=False).status_code in (303, 401)
+
+
+@pytest.mark.slow
+def test_no_response_names_the_setup_for_any_variant(
+    client: TestClient, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every variant of the catalogue, run for real through a round, then every response its
+    learner can get before the answer searched for the variant's telltales."""
+    from app import rounds
+    from drills.core.knobs import resolve_knobs
+    from drills.practice.rounds import RoundDraw, all_variants
+
+    for index, variant in enumerate(all_variants()):
+        nuisance = {name: values[-1] for name, values in variant.nuisance.items()}
+        knobs = resolve_knobs(
+            get_drill(variant.drill), {**variant.base, **nuisance, **variant.knobs}
+        )
+        # Seeds as long as real draws give (a short one matches any number on the page).
+        drawn = RoundDraw(variant=variant, seed=1_234_567_000 + index, knobs=knobs)
+        monkeypatch.setattr(rounds, "draw_round", lambda *_args, drawn=drawn: drawn)
+        round_id = start_round(client)
+        run = wait_for_run(client, round_id, timeout=180)
+        secrets = telltales(variant) | {str(drawn.seed), run.command.lower()}
+        responses = {
+            "page": client.get(f"/practice/rounds/{round_id}").text,
+            "body": client.get(f"/practice/rounds/{round_id}/body").text,
+            "list": client.get("/practice/rounds").text,
+            "a 422": client.post(
+                f"/practice/rounds/{round_id}/answer", data={"leading": "cause-1"}
+            ).text,
+        }
+        with client.stream("GET", f"/practice/rounds/{round_id}/events") as stream:
+            responses["events"] = "".join(stream.iter_text())
+        # The list names the drills of rounds already answered, which may be this one's.
+        drill_names = {variant.drill, get_drill(variant.drill).title.lower()}
+        for where, text in responses.items():
+            hidden = secrets - drill_names if where == "list" else secrets
+            assert found_in(hidden, text) == [], (variant.key, where)
+        if not run.final or run.observed_hypothesis is None:
+            continue  # a void round: the next start draws anew
+        assert answer(client, round_id, cause_of(variant).key).status_code == 303

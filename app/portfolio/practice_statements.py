@@ -1,0 +1,123 @@
+"""Statements of practice beyond the drills: a revealed case, a spaced review and an answered
+curve-diagnosis round (xAPI verbs solved / missed, rated, answered)."""
+
+from typing import Any
+
+from app.models import CaseAttempt, DiagnosisRound, ReviewLogEntry, User
+from app.portfolio.xapi import agent, timestamp, verb
+
+
+def case_attempt_id(case_attempt_pk: int) -> str:
+    return f"drillbook:case-attempt:{case_attempt_pk}"
+
+
+def spaced_review_id(entry_pk: int) -> str:
+    return f"drillbook:spaced-review:{entry_pk}"
+
+
+def round_id(round_pk: int) -> str:
+    return f"drillbook:curve-round:{round_pk}"
+
+
+def case_statement(case_attempt: CaseAttempt, learner: User | None) -> dict[str, Any]:
+    """A revealed case: what the learner committed to, what they spent, and how it scored."""
+    from drills.cases.registry import UnknownCase, get_case
+
+    assert case_attempt.id is not None
+    score = case_attempt.score or {}
+    try:
+        case = get_case(case_attempt.case_key)
+        name, drill = case.title, case.case_set.drill
+    except UnknownCase:  # a case since removed from the pool: its record still stands
+        name, drill = case_attempt.case_key, None
+    return {
+        "id": case_attempt_id(case_attempt.id),
+        "actor": agent(learner),
+        "verb": verb(
+            "solved" if score.get("cause_named") and score.get("fix_verified") else "missed"
+        ),
+        "object": {
+            "id": f"urn:drillbook:case:{case_attempt.case_key}",
+            "definition": {"name": {"en": name}},
+        },
+        "result": {
+            "score": {"raw": score.get("points"), "max": 4},
+            "success": bool(score.get("cause_named")),
+            "diagnosis": case_attempt.diagnosis,
+            "named_cause": case_attempt.named_cause,
+            "fix": case_attempt.fix_key,
+            "scoring": score,
+        },
+        "context": {
+            "attempt_number": case_attempt.number,
+            "drill": drill,
+            "seed": case_attempt.seed,
+            "knobs": case_attempt.knobs,
+            "diagnosed_at": timestamp(case_attempt.diagnosed_at),
+        },
+        "timestamp": timestamp(case_attempt.revealed_at),
+    }
+
+
+def spaced_review_statement(entry: ReviewLogEntry, learner: User | None) -> dict[str, Any]:
+    """One spaced review: the answer typed from memory before the model answer was shown, and
+    how the learner rated their recall (which set when the item comes back)."""
+    from drills.practice.items import UnknownItem, get_item
+
+    assert entry.id is not None
+    name = entry.item_key
+    if entry.item_key.startswith("track:"):
+        try:
+            name = get_item(entry.item_key.removeprefix("track:")).prompt
+        except UnknownItem:  # retired from the track: the record still stands
+            pass
+    return {
+        "id": spaced_review_id(entry.id),
+        "actor": agent(learner),
+        "verb": verb("rated"),
+        "object": {
+            "id": f"urn:drillbook:review-item:{entry.item_key}",
+            "definition": {"name": {"en": name}},
+        },
+        "result": {
+            "response": entry.answer,
+            "rating": entry.rating,
+            "success": entry.rating != "again",
+        },
+        "context": {
+            "days_since_last_review": entry.elapsed_days,
+            "predicted_recall": entry.retrievability,
+            "due_next": timestamp(entry.due_after),
+        },
+        "timestamp": timestamp(entry.reviewed_at),
+    }
+
+
+def round_statement(diagnosis_round: DiagnosisRound, learner: User | None) -> dict[str, Any]:
+    """An answered curve round: the five-part diagnosis, how it scored against the run's own
+    reading, and the setup that was hidden until then."""
+    assert diagnosis_round.id is not None
+    score = diagnosis_round.score or {}
+    return {
+        "id": round_id(diagnosis_round.id),
+        "actor": agent(learner),
+        "verb": verb("answered"),
+        "object": {
+            "id": f"urn:drillbook:curve-round:{diagnosis_round.variant_key}",
+            "definition": {"name": {"en": f"Curve round on {diagnosis_round.drill_slug}"}},
+        },
+        "result": {
+            "response": diagnosis_round.diagnosis,
+            "score": {"raw": score.get("points"), "max": 2},
+            "success": bool(score.get("leading_right")),
+            "scoring": score,
+        },
+        "context": {
+            "day": diagnosis_round.day.isoformat(),
+            "round_number": diagnosis_round.number,
+            "drill": diagnosis_round.drill_slug,
+            "seed": diagnosis_round.seed,
+            "knobs": diagnosis_round.knobs,
+        },
+        "timestamp": timestamp(diagnosis_round.answered_at),
+    }

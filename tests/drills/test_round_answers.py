@@ -1,0 +1,113 @@
+"""A round's model answer and score: every variant has a full model answer whose first test
+really tells its cause from the rivals it names (by the stored readings of real runs), its fix
+is the one the case pool uses where a case plants the same cause, and the score follows the run's
+own reading, not the variant's label."""
+
+from __future__ import annotations
+
+import pytest
+
+from drills.cases.outcomes import separates
+from drills.cases.registry import all_cases
+from drills.cases.scoring import Diagnosis
+from drills.practice import round_answers
+from drills.practice.round_answers import (
+    case_set_of,
+    cause_of,
+    model_answer,
+    model_fix,
+    score_round,
+    telltales,
+)
+from drills.practice.rounds import RoundVariant, all_variants, get_variant
+
+VARIANTS = all_variants()
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda variant: variant.key)
+def test_every_variant_has_a_model_answer_that_holds(variant: RoundVariant) -> None:
+    model = model_answer(variant)
+    case_set = case_set_of(variant)
+    assert model.leading.key == variant.key.split("/", 1)[1]
+    assert model.leading.verdict == variant.diagnosis
+    assert 1 <= len(model.alternatives) <= 2
+    assert model.leading not in model.alternatives
+    assert model.first_test is not None
+    # It separates the cause from the closest rival at least, as the stored readings say.
+    assert separates(case_set, model.first_test.key, model.leading.key, [model.alternatives[0].key])
+    assert model.intervention in case_set.fixes
+    if model.leading.family == "healthy":
+        assert model.intervention.key == "change-nothing"
+    else:
+        assert model.intervention.key != "change-nothing"
+    assert model.confirmation
+
+
+def test_a_cause_some_case_plants_gets_that_cases_fix() -> None:
+    for case in all_cases():
+        variant = get_variant(f"{case.case_set.drill}/{case.cause}")
+        assert model_fix(variant).key == case.fix, variant.key
+
+
+def test_the_fixes_chosen_by_hand_are_needed_and_exist() -> None:
+    planted = {(case.case_set.drill, case.cause) for case in all_cases()}
+    for key, fix in round_answers._FIX_BY_HAND.items():
+        variant = get_variant(key)
+        case_set = case_set_of(variant)
+        case_set.fix(fix)  # raises for a fix the set does not have
+        assert (variant.drill, cause_of(variant).key) not in planted, key
+        cause = cause_of(variant)
+        assert not any(
+            round_answers._undoes(case_set, cause, item)
+            for item in case_set.fixes
+            if item.key != "change-nothing"
+        ), f"{key}: a fix of its set undoes it; the hand-picked entry is stale"
+
+
+def diagnosis_for(variant: RoundVariant, leading: str, first_test: str) -> Diagnosis:
+    rivals = [cause.key for cause in case_set_of(variant).causes if cause.key != leading]
+    return Diagnosis(leading, (rivals[0],), first_test, "fix", "evidence")
+
+
+def test_the_score_follows_the_runs_own_reading() -> None:
+    variant = get_variant("optimizer-membership/backbone-not-optimized")
+    model = model_answer(variant)
+    assert model.first_test is not None
+    right = diagnosis_for(variant, "backbone-not-optimized", model.first_test.key)
+    score = score_round(variant, right, observed="backbone-left-out")
+    assert score.leading_right and score.cause_named
+    # A run that read otherwise (say the nuisance draw made it look healthy) scores by the run.
+    assert not score_round(variant, right, observed="all-optimized").leading_right
+    # Another cause with the same reading scores as right, but is not the one planted.
+    case_set = case_set_of(variant)
+    twins = [
+        cause
+        for cause in case_set.causes
+        if cause.verdict == cause_of(variant).verdict and cause.key != cause_of(variant).key
+    ]
+    for twin in twins:
+        twin_score = score_round(
+            variant, diagnosis_for(variant, twin.key, model.first_test.key), observed=twin.verdict
+        )
+        assert twin_score.leading_right and not twin_score.cause_named
+
+
+def test_a_first_test_that_separates_nothing_names_those_that_would() -> None:
+    variant = get_variant("optimizer-membership/backbone-not-optimized")
+    case_set = case_set_of(variant)
+    for experiment in case_set.experiments:
+        diagnosis = diagnosis_for(variant, "backbone-not-optimized", experiment.key)
+        score = score_round(variant, diagnosis, observed="backbone-left-out")
+        expected = separates(case_set, experiment.key, diagnosis.leading, diagnosis.alternatives)
+        assert score.test_separates is expected
+        assert (score.would_have == ()) is expected
+        assert score.points == 1 + int(expected)
+        for better in score.would_have:
+            assert separates(case_set, better, diagnosis.leading, diagnosis.alternatives)
+
+
+def test_telltales_name_the_variant_the_drill_and_the_planted_values() -> None:
+    variant = get_variant("optimizer-membership/backbone-not-optimized")
+    found = telltales(variant)
+    assert {variant.key, "backbone-not-optimized", "optimizer-membership"} <= found
+    assert "exclude=backbone" in found
