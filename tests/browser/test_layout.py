@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import ADMIN, FINAL_PANEL, ROOT, case_runs_settled, log_in, register
 from tests.browser.test_case_flow import diagnose, start, verdict
+from tests.browser.test_round_flow import fill_diagnosis, open_round
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -111,6 +112,16 @@ def world(browser: Browser, live_server: str) -> Iterator[World]:
     world.ids["case_open"] = attempt_id_from(learner.url)
     learner.goto(f"{base}/practice")
     world.ids["practice_item"] = learner.locator("#start-review").get_attribute("href") or ""
+    learner.goto(f"{base}/practice/rounds")
+    learner.locator("#start-round").click()
+    open_round(learner)
+    fill_diagnosis(learner)
+    learner.locator("#answer-round").click()
+    expect(learner.locator("#round-parts")).to_be_visible()
+    world.ids["round_answered"] = attempt_id_from(learner.url)
+    learner.locator("#next-round").click()
+    open_round(learner)
+    world.ids["round_open"] = attempt_id_from(learner.url)
 
     for role, context in contexts.items():
         world.states[role] = context.storage_state()
@@ -141,6 +152,9 @@ PAGES: list[tuple[str, str, Callable[[dict[str, str]], str]]] = [
     ("learner", "verify", lambda ids: "/portfolio/verify"),
     ("learner", "practice", lambda ids: "/practice"),
     ("learner", "practice-item", lambda ids: ids["practice_item"]),
+    ("learner", "rounds", lambda ids: "/practice/rounds"),
+    ("learner", "round-open", lambda ids: f"/practice/rounds/{ids['round_open']}"),
+    ("learner", "round-answered", lambda ids: f"/practice/rounds/{ids['round_answered']}"),
     ("learner", "error-403", lambda ids: "/reviews"),
     ("learner", "error-404", lambda ids: "/attempts/999999"),
     ("learner", "error-405", lambda ids: "/logout"),
@@ -149,6 +163,7 @@ PAGES: list[tuple[str, str, Callable[[dict[str, str]], str]]] = [
     ("instructor", "review", lambda ids: f"/submissions/{ids['submission']}"),
     ("instructor", "attempt", lambda ids: f"/attempts/{ids['tables']}"),
     ("instructor", "case-review", lambda ids: f"/cases/attempts/{ids['case_revealed']}"),
+    ("instructor", "round-review", lambda ids: f"/practice/rounds/{ids['round_answered']}"),
     ("instructor", "cohorts", lambda ids: "/cohorts"),
     ("instructor", "cohort-grid", lambda ids: f"/cohorts/{ids['cohort']}"),
     ("admin", "users", lambda ids: "/admin/users"),
