@@ -28,6 +28,7 @@ from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
 from drills.core.contract import Drill
 from drills.core.registry import UnknownDrill, get_drill
+from drills.practice.rounds import known_variant_keys
 
 
 class LoginRequired(Exception):
@@ -189,6 +190,11 @@ def readable_round(round_id: RowId, session: SessionDep, user: CurrentUser) -> D
     found = session.get(DiagnosisRound, round_id)
     if found is None or not can_read_work_of(session, user, found.learner_id):
         raise HTTPException(status_code=404, detail=f"No round {round_id}.")
+    if found.variant_key not in known_variant_keys():
+        # Its record stays (and in the export); its page needs the variant to show anything.
+        raise HTTPException(
+            status_code=410, detail=f"Round {round_id}'s setup has left the catalogue."
+        )
     return found
 
 

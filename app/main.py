@@ -1,5 +1,6 @@
 """The app factory: create_app(settings) wires settings, database, workers and routes together."""
 
+import hashlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -129,13 +130,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         per_name=Limit(settings.login_max_failures, settings.login_window_s),
         per_client=Limit(settings.login_client_max_failures, settings.login_client_window_s),
     )
+    secret = session_secret(
+        settings.secret_key,
+        environment=settings.environment,
+        fallback_file=settings.data_dir / SESSION_SECRET_FILE,
+    )
+    # Curve rounds are drawn with a key of the server's (see drills.practice.rounds.draw_round).
+    app.state.draw_key = hashlib.sha256(b"drillbook curve rounds\x00" + secret.encode()).digest()
     app.add_middleware(
         SessionMiddleware,
-        secret_key=session_secret(
-            settings.secret_key,
-            environment=settings.environment,
-            fallback_file=settings.data_dir / SESSION_SECRET_FILE,
-        ),
+        secret_key=secret,
         session_cookie="drillbook_session",
         same_site="lax",
         https_only=settings.secure_cookies,

@@ -1,5 +1,5 @@
 """A cohort's spaced review, for its instructor: who has reviews due or overdue, how much is
-retained, and which items are failed most often."""
+retained, which items are failed most often, and how each learner reads curve rounds."""
 
 from collections import Counter
 from dataclasses import dataclass
@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
-from app.models import ReviewCard, ReviewLogEntry, ReviewRating, User
+from app.models import DiagnosisRound, ReviewCard, ReviewLogEntry, ReviewRating, User
 from app.practice import day_start
 from app.review_items import item_title
 
@@ -24,6 +24,8 @@ class LearnerPractice:
     overdue: int  # of which, due since before today
     reviews: int  # reviews logged, ever
     retention: float | None  # share rated good or easy after a gap of a day or more
+    rounds: int  # curve rounds answered
+    rounds_read: int  # of which the leading hypothesis matched the run's own reading
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,15 @@ def cohort_practice(session: Session, learners: list[User], *, now: datetime) ->
         HardItem(key, item_title(key), count, seen[key])
         for key, count in failed.most_common(HARDEST_SHOWN)
     ]
+    rounds = Counter[int]()
+    rounds_read = Counter[int]()
+    for learner_id, score in session.exec(
+        select(DiagnosisRound.learner_id, DiagnosisRound.score).where(
+            col(DiagnosisRound.learner_id).in_(ids), col(DiagnosisRound.answered_at).is_not(None)
+        )
+    ):
+        rounds[learner_id] += 1
+        rounds_read[learner_id] += bool((score or {}).get("leading_right"))
     rows = [
         LearnerPractice(
             learner=learner,
@@ -88,6 +99,8 @@ def cohort_practice(session: Session, learners: list[User], *, now: datetime) ->
             overdue=overdue[learner.saved_id],
             reviews=reviews[learner.saved_id],
             retention=_share(kept_by[learner.saved_id], spaced_by[learner.saved_id]),
+            rounds=rounds[learner.saved_id],
+            rounds_read=rounds_read[learner.saved_id],
         )
         for learner in learners
     ]

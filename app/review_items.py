@@ -9,6 +9,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app import limits
+from app.drill_links import drill_setup_href
 from app.field_errors import FieldErrors
 from app.models import (
     Attempt,
@@ -84,7 +85,6 @@ def _drill_miss_item(card: ReviewCard, attempt: Attempt) -> PracticeItem:
     shown = texts.get(attempt.observed_hypothesis or "", attempt.observed_hypothesis or "")
     # Back with a new seed each time: the same setup, other numbers.
     seed = (attempt.seed + 7919 * (card.reviews + 1)) % limits.MAX_SEED
-    query = "&".join(f"knob.{name}={value}" for name, value in sorted(attempt.knobs.items()))
     return PracticeItem(
         key=card.item_key,
         source=ReviewSource.drill_miss,
@@ -97,7 +97,7 @@ def _drill_miss_item(card: ReviewCard, attempt: Attempt) -> PracticeItem:
         evidence=[Link(f"Your run #{attempt.id}", f"/attempts/{attempt.id}")],
         retry=Link(
             "Predict and run the same setup with a new seed",
-            f"/drills/{attempt.drill_slug}?seed={seed}&{query}",
+            drill_setup_href(attempt.drill_slug, seed, attempt.knobs),
         ),
     )
 

@@ -11,12 +11,13 @@ from sqlmodel import Session, col, select
 
 from app import case_views, evidence, rounds
 from app.access import can_review_work_of
+from app.drill_links import drill_setup_href
 from app.models import Attempt, DiagnosisRound, RoundReview, User
 from app.round_reviews import review_of
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES
 from drills.cases.outcomes import reading
-from drills.core.registry import get_drill
+from drills.core.registry import UnknownDrill, get_drill
 from drills.practice.round_answers import MAX_POINTS, cause_of, model_answer
 
 
@@ -81,8 +82,7 @@ def reveal_context(diagnosis_round: DiagnosisRound, run: Attempt) -> dict[str, A
             "seed": diagnosis_round.seed,
             "command": run.command,
             "observed": hypotheses.get(score.get("observed", ""), score.get("observed", "")),
-            "try_href": f"/drills/{drill.slug}?seed={diagnosis_round.seed}&"
-            + "&".join(f"knob.{name}={value}" for name, value in diagnosis_round.knobs.items()),
+            "try_href": drill_setup_href(drill.slug, diagnosis_round.seed, diagnosis_round.knobs),
         },
         "score": score,
         "max_points": MAX_POINTS,
@@ -115,18 +115,16 @@ def reveal_context(diagnosis_round: DiagnosisRound, run: Attempt) -> dict[str, A
     }
 
 
-def rounds_of(session: Session, *, learner_id: int) -> list[DiagnosisRound]:
-    return list(
-        session.exec(
-            select(DiagnosisRound)
-            .where(DiagnosisRound.learner_id == learner_id)
-            .order_by(col(DiagnosisRound.id).desc())
-        ).all()
-    )
+def _drill_title(slug: str) -> str:
+    try:
+        return get_drill(slug).title
+    except UnknownDrill:  # retired since: the record still stands
+        return slug
 
 
 def round_rows(session: Session, *, learner_id: int) -> list[dict[str, Any]]:
-    """The learner's rounds, newest first: the drill and score only once answered."""
+    """The learner's rounds, newest first: the drill and score only once answered; a round whose
+    run came to nothing says so."""
     reviewed = set(
         session.exec(
             select(RoundReview.round_id)
@@ -134,14 +132,21 @@ def round_rows(session: Session, *, learner_id: int) -> list[dict[str, Any]]:
             .where(DiagnosisRound.learner_id == learner_id)
         ).all()
     )
+    found = session.exec(
+        select(DiagnosisRound, Attempt)
+        .join(Attempt, col(Attempt.round_id) == col(DiagnosisRound.id))
+        .where(DiagnosisRound.learner_id == learner_id)
+        .order_by(col(DiagnosisRound.id).desc())
+    ).all()
     rows = []
-    for item in rounds_of(session, learner_id=learner_id):
+    for item, run in found:
         answered = item.answered_at is not None
         rows.append(
             {
                 "round": item,
                 "answered": answered,
-                "drill": get_drill(item.drill_slug).title if answered else None,
+                "void": not answered and rounds.is_void(run),
+                "drill": _drill_title(item.drill_slug) if answered else None,
                 "score": item.score if answered else None,
                 "reviewed": item.id in reviewed,
             }

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from app.attempts import dispatch
 from app.case_forms import parse_diagnosis
-from app.models import Attempt, DiagnosisRound
+from app.models import Attempt, AttemptStatus, DiagnosisRound
 from app.runner.dispatcher import AttemptRunner
 from drills.cases.contract import CaseSet
 from drills.core.command import replay_command
@@ -31,8 +31,17 @@ class RoundRefused(ValueError):
     """An answer the round cannot take now (409): the message says why."""
 
 
+class RetiredRound(LookupError):
+    """The round's variant has left the catalogue since it was drawn (410)."""
+
+
 def variant_of(diagnosis_round: DiagnosisRound) -> RoundVariant:
-    return get_variant(diagnosis_round.variant_key)
+    try:
+        return get_variant(diagnosis_round.variant_key)
+    except KeyError:
+        raise RetiredRound(
+            f"Round {diagnosis_round.id}'s setup has been retired from the catalogue."
+        ) from None
 
 
 def case_set_for(diagnosis_round: DiagnosisRound) -> CaseSet:
@@ -48,39 +57,67 @@ def is_void(run: Attempt | None) -> bool:
     return run is None or (run.final and run.observed_hypothesis is None)
 
 
+def _open_round(session: Session, *, learner_id: int) -> DiagnosisRound | None:
+    return session.exec(select(DiagnosisRound).where(DiagnosisRound.open_for == learner_id)).first()
+
+
+def _close(session: Session, diagnosis_round: DiagnosisRound) -> None:
+    """Free the learner's open slot (its run came to nothing, or its variant was retired)."""
+    session.execute(
+        update(DiagnosisRound)
+        .where(col(DiagnosisRound.id) == diagnosis_round.id)
+        .values(open_for=None)
+    )
+    session.commit()
+
+
+def _answerable(session: Session, diagnosis_round: DiagnosisRound) -> bool:
+    if is_void(run_of(session, diagnosis_round)):
+        return False
+    try:
+        variant_of(diagnosis_round)
+    except RetiredRound:
+        return False
+    return True
+
+
 def unanswered_round(session: Session, *, learner_id: int) -> DiagnosisRound | None:
-    """The learner's newest round still waiting for an answer, unless its run came to nothing."""
-    found = session.exec(
-        select(DiagnosisRound, Attempt)
-        .join(Attempt, col(Attempt.round_id) == col(DiagnosisRound.id))
-        .where(DiagnosisRound.learner_id == learner_id, col(DiagnosisRound.answered_at).is_(None))
-        .order_by(col(DiagnosisRound.id).desc())
-    ).first()
-    if found is None or is_void(found[1]):
+    """The learner's open round, unless its run came to nothing or its setup was retired."""
+    found = _open_round(session, learner_id=learner_id)
+    if found is None or not _answerable(session, found):
         return None
-    return found[0]
+    return found
 
 
 def recent_variants(session: Session, *, learner_id: int, today: date) -> set[str]:
+    """The variants the learner was shown in the last week (a run that came to nothing showed
+    nothing, so its variant may come again)."""
     since = today - timedelta(days=REPEAT_AFTER_DAYS - 1)
+    shown = or_(
+        col(Attempt.observed_hypothesis).is_not(None),
+        col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running]),
+    )
     return set(
         session.exec(
-            select(DiagnosisRound.variant_key).where(
-                DiagnosisRound.learner_id == learner_id, col(DiagnosisRound.day) >= since
-            )
+            select(DiagnosisRound.variant_key)
+            .join(Attempt, col(Attempt.round_id) == col(DiagnosisRound.id))
+            .where(DiagnosisRound.learner_id == learner_id, col(DiagnosisRound.day) >= since, shown)
         ).all()
     )
 
 
 def start_round(
-    session: Session, runner: AttemptRunner, *, learner_id: int, now: datetime
+    session: Session, runner: AttemptRunner, *, learner_id: int, now: datetime, key: bytes
 ) -> DiagnosisRound:
-    """The learner's unanswered round, or a new draw with its run dispatched. The round and its
-    run are stored in one transaction; two presses at once store one round (the second meets
-    the unique number of the day and is given the first's)."""
-    existing = unanswered_round(session, learner_id=learner_id)
+    """The learner's open round, or a new draw with its run dispatched (`key`: the server's
+    draw secret). The round and its run are stored in one transaction. A learner has at most
+    one open round (uq_diagnosis_round_open_for): of two presses at once, or two tabs, the second
+    meets the constraint and is given the first's round."""
+    existing = _open_round(session, learner_id=learner_id)
     if existing is not None:
-        return existing
+        if _answerable(session, existing):
+            return existing
+        _close(session, existing)
     today = now.date()
     number = (
         1
@@ -91,7 +128,7 @@ def start_round(
         ).one()
     )
     recent = recent_variants(session, learner_id=learner_id, today=today)
-    drawn = draw_round(learner_id, today, int(number), recent)
+    drawn = draw_round(learner_id, today, int(number), recent, key=key)
     drill = get_drill(drawn.variant.drill)
     diagnosis_round = DiagnosisRound(
         learner_id=learner_id,
@@ -101,6 +138,7 @@ def start_round(
         drill_slug=drill.slug,
         seed=drawn.seed,
         knobs=drawn.knobs,
+        open_for=learner_id,
         created_at=now,
     )
     try:
@@ -122,10 +160,10 @@ def start_round(
         session.commit()
     except IntegrityError:
         session.rollback()
-        raced = unanswered_round(session, learner_id=learner_id)
+        raced = _open_round(session, learner_id=learner_id)
         if raced is None:
             raise
-        return raced
+        return raced  # the page says so if its run has already come to nothing
     session.refresh(diagnosis_round)
     session.refresh(run)
     dispatch(session, runner, run)
@@ -160,6 +198,7 @@ def answer_round(
             diagnosis=stored,
             score=score.as_dict() | {"observed": run.observed_hypothesis},
             answered_at=now,
+            open_for=None,
         )
     )
     if done.rowcount != 1:  # type: ignore[attr-defined]

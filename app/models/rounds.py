@@ -22,6 +22,7 @@ class DiagnosisRound(SQLModel, table=True):
     __tablename__ = "diagnosis_round"
     __table_args__ = (
         UniqueConstraint("learner_id", "day", "number", name="uq_diagnosis_round_number"),
+        UniqueConstraint("open_for", name="uq_diagnosis_round_open_for"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -32,6 +33,9 @@ class DiagnosisRound(SQLModel, table=True):
     drill_slug: str = Field(max_length=64)
     seed: int = Field(sa_type=BigInteger)
     knobs: dict[str, Any] = Field(sa_column=Column(JSONDocument, nullable=False))
+    # The learner's id while the round waits for its answer; NULL once answered, or once its run
+    # came to nothing. Unique: one open round per learner, however many presses or tabs.
+    open_for: int | None = Field(default=None)
     # {"leading", "alternatives", "first_test", "intervention", "confirmation"} once answered
     diagnosis: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONDocument))
     # round_answers.RoundScore.as_dict() plus "observed", the run's diagnose() reading

@@ -103,6 +103,9 @@ def _answer(
         errors, refusal, status = error.errors, None, 422
     else:
         errors, refusal, status = {}, str(error), 409
+        if is_htmx(request):
+            # htmx swaps no 409 (base.html): the case as it stands now, with the reason on top.
+            status = 200
     template = "partials/case_body.html" if is_htmx(request) else "pages/case.html"
     session.rollback()
     assert case_attempt.id is not None

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 from sse_starlette import EventSourceResponse
+from starlette.datastructures import FormData
 
 from app import case_views, review_queue, round_reviews, round_views, rounds
 from app.access import can_review_work_of
@@ -42,10 +43,12 @@ def round_list(request: Request, session: SessionDep, user: CurrentUser) -> HTML
 
 @router.post("/practice/rounds", response_model=None)
 def new_round(
-    session: SessionDep, runner: RunnerDep, user: CurrentUser, now: NowDep
+    request: Request, session: SessionDep, runner: RunnerDep, user: CurrentUser, now: NowDep
 ) -> RedirectResponse:
     """A new round, or the learner's unanswered one: one round is open at a time."""
-    diagnosis_round = rounds.start_round(session, runner, learner_id=user.saved_id, now=now)
+    diagnosis_round = rounds.start_round(
+        session, runner, learner_id=user.saved_id, now=now, key=request.app.state.draw_key
+    )
     return RedirectResponse(f"/practice/rounds/{diagnosis_round.id}", status_code=303)
 
 
@@ -112,15 +115,15 @@ async def answer_round(
 ) -> Response:
     form = await read_form(request)
     case_set = rounds.case_set_for(diagnosis_round)
+    echo = _echo(form)
     fields: dict[str, object] = {
-        "leading": case_views.cause_key(case_set, str(form.get("leading") or "")) or "",
+        "leading": case_views.cause_key(case_set, echo.get("leading", "")) or "",
         "alternatives": [
-            case_views.cause_key(case_set, str(value)) or "?"
-            for value in form.getlist("alternatives")
+            case_views.cause_key(case_set, value) or "?" for value in echo["alternatives"]
         ],
-        "first_test": form.get("first_test"),
-        "intervention": form.get("intervention"),
-        "confirmation": form.get("confirmation"),
+        "first_test": echo.get("first_test", ""),
+        "intervention": echo.get("intervention", ""),
+        "confirmation": echo.get("confirmation", ""),
     }
     assert diagnosis_round.id is not None
     try:
@@ -128,8 +131,10 @@ async def answer_round(
     except (InvalidCaseInput, rounds.RoundRefused) as error:
         session.rollback()
         refused = isinstance(error, rounds.RoundRefused)
-        echo: dict[str, Any] = {k: v for k, v in form.items() if isinstance(v, str)}
-        echo["alternatives"] = [str(value) for value in form.getlist("alternatives")]
+        status = 409 if refused else 422
+        if refused and is_htmx(request):
+            # htmx swaps no 409 (base.html): the round as it stands now, with the reason on top.
+            status = 200
         return _page(
             request,
             session,
@@ -138,12 +143,22 @@ async def answer_round(
             errors={} if refused else error.errors,  # type: ignore[union-attr]
             refusal=str(error) if refused else None,
             form=echo,
-            status_code=409 if refused else 422,
+            status_code=status,
         )
     if is_htmx(request):
         fresh = _reread(session, diagnosis_round.id)
         return _page(request, session, fresh, template="partials/round_body.html")
     return RedirectResponse(f"/practice/rounds/{diagnosis_round.id}", status_code=303)
+
+
+def _echo(form: FormData) -> dict[str, Any]:
+    """The form's text fields as sent (a file sent in their place counts as nothing), to read
+    and to fill in again beside their errors."""
+    echo: dict[str, Any] = {key: value for key, value in form.items() if isinstance(value, str)}
+    echo["alternatives"] = [
+        value for value in form.getlist("alternatives") if isinstance(value, str)
+    ]
+    return echo
 
 
 def _reread(session: Session, round_id: int) -> DiagnosisRound:

@@ -87,14 +87,17 @@ def model_answer(variant: RoundVariant) -> ModelAnswer:
     others = [item for item in case_set.causes if item.key != cause.key]
     others.sort(key=lambda item: (item.verdict != cause.verdict, item.family == "healthy"))
     alternatives = tuple(others[:MAX_MODEL_ALTERNATIVES])
-    # The first experiment that tells the cause from both rivals, else from the closer one.
+    # The first experiment that tells the cause from both rivals; when none does, the closer
+    # rival alone is named, with a test that tells them apart (a model answer scores in full).
     first_test = None
-    for rivals in ([a.key for a in alternatives], [a.key for a in alternatives[:1]]):
+    for named in (alternatives, alternatives[:1]):
+        rivals = [item.key for item in named]
         first_test = next(
             (e for e in case_set.experiments if separates(case_set, e.key, cause.key, rivals)),
             None,
         )
         if first_test is not None:
+            alternatives = named
             break
     drill = case_set.drill_object
     healthy_text = next(

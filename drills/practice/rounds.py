@@ -12,6 +12,7 @@ A variant's key names its cause: like a case's cause, it is not shown before the
 from __future__ import annotations
 
 import hashlib
+import hmac
 import random
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -77,6 +78,11 @@ def all_variants() -> tuple[RoundVariant, ...]:
     return _catalogue()
 
 
+@cache
+def known_variant_keys() -> frozenset[str]:
+    return frozenset(variant.key for variant in _catalogue())
+
+
 def get_variant(key: str) -> RoundVariant:
     for variant in _catalogue():
         if variant.key == key:
@@ -90,13 +96,17 @@ def recent_keys(shown: Iterable[tuple[date, str]], today: date) -> set[str]:
     return {key for day, key in shown if since <= day <= today}
 
 
-def draw_round(learner_id: int, day: date, number: int, recent: Collection[str]) -> RoundDraw:
+def draw_round(
+    learner_id: int, day: date, number: int, recent: Collection[str], *, key: bytes = b""
+) -> RoundDraw:
     """The `number`-th round of a learner's day: the same inputs always give the same draw.
 
     `recent` holds the variants the learner saw in the last REPEAT_AFTER_DAYS days (see
-    recent_keys); the draw avoids them while any other variant is left."""
-    digest = hashlib.sha256(f"round\x00{learner_id}\x00{day.isoformat()}\x00{number}".encode())
-    rng = random.Random(int.from_bytes(digest.digest()[:8], "big"))
+    recent_keys); the draw avoids them while any other variant is left. `key` is a server
+    secret: without it, a learner who knows their id could work out tomorrow's rounds."""
+    message = f"round\x00{learner_id}\x00{day.isoformat()}\x00{number}".encode()
+    digest = hmac.new(key, message, hashlib.sha256).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "big"))
     fresh = [variant for variant in _catalogue() if variant.key not in recent]
     variant = rng.choice(fresh or list(_catalogue()))
     seed = rng.randrange(SEED_RANGE)

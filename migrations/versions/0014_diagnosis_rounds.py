@@ -34,6 +34,7 @@ def upgrade() -> None:
         sa.Column("drill_slug", TEXT(length=64), nullable=False),
         sa.Column("seed", sa.BigInteger(), nullable=False),
         sa.Column("knobs", JSON_DOCUMENT, nullable=False),
+        sa.Column("open_for", sa.Integer(), nullable=True),
         sa.Column("diagnosis", JSON_DOCUMENT, nullable=True),
         sa.Column("score", JSON_DOCUMENT, nullable=True),
         sa.Column("answered_at", UTC(), nullable=True),
@@ -43,6 +44,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name="pk_diagnosis_round"),
         sa.UniqueConstraint("learner_id", "day", "number", name="uq_diagnosis_round_number"),
+        sa.UniqueConstraint("open_for", name="uq_diagnosis_round_open_for"),
     )
     op.create_index("ix_diagnosis_round_learner_id", "diagnosis_round", ["learner_id"])
     op.create_table(

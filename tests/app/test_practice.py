@@ -301,7 +301,7 @@ def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
     row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
     assert row
     cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
-    assert cells == ["0", "0", "5", "50%"]  # the one failed today is back in 10 minutes
+    assert cells == ["0", "0", "5", "50%", "—"]  # the one failed today is back in 10 minutes
     hardest = page.split('id="hardest-items"', 1)[1].split("</ol>", 1)[0]
     assert all_items()[0].prompt[:40] in hardest and "“again” 1 of 3 reviews" in hardest
     # Long after, both are overdue (due before that day began).
@@ -309,6 +309,22 @@ def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
     page = instructor.get(f"/cohorts/{cohort}").text
     row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
     assert row and re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[:2] == ["2", "2"]
+    # Curve rounds: answered ones, and how many the run bore out.
+    from app.models import DiagnosisRound
+    from tests.app.factories import add_round
+
+    add_round(engine, me, number=1)
+    missed = add_round(engine, me, number=2)
+    add_round(engine, me, answered=False, number=3)
+    with Session(engine) as session:
+        found = session.get(DiagnosisRound, missed)
+        assert found is not None
+        found.score = {**(found.score or {}), "leading_right": False}
+        session.add(found)
+        session.commit()
+    page = instructor.get(f"/cohorts/{cohort}").text
+    row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
+    assert row and re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[-1] == "1 of 2"
 
 
 def test_a_cohort_adds_its_own_items_for_its_learners_only(

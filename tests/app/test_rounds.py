@@ -275,10 +275,68 @@ def test_a_run_that_came_to_nothing_gives_way_to_a_new_round(
         session.commit()
     page = client.get(f"/practice/rounds/{round_id}").text
     assert "nothing to diagnose" in page and 'id="answer-round"' not in page
+    # Its variant was never shown: it may be drawn again within the week.
+    from app import rounds
+
+    with Session(engine_of(client)) as session:
+        recent = rounds.recent_variants(session, learner_id=run.learner_id, today=MONDAY.date())
+    assert stored(client, round_id)[0].variant_key not in recent
     planted = cause_of(get_variant(stored(client, round_id)[0].variant_key)).key
     refused = answer(client, round_id, planted)
     assert refused.status_code == 409 and "ended without a result" in refused.text
     assert start_round(client) != round_id
+    assert "no result" in client.get("/practice/rounds").text
+
+
+def test_a_retired_setup_is_gone_and_gives_way(client: TestClient, clock: Clock) -> None:
+    round_id = start_round(client)
+    wait_for_run(client, round_id)
+    with Session(engine_of(client)) as session:
+        row = session.get(DiagnosisRound, round_id)
+        assert row is not None
+        row.variant_key = "retired-drill/retired-cause"
+        session.add(row)
+        session.commit()
+    assert client.get(f"/practice/rounds/{round_id}").status_code == 410
+    assert answer_status(client, round_id) == 410
+    assert start_round(client) != round_id
+    assert client.get("/practice/rounds").status_code == 200
+
+
+def test_a_refusal_sent_by_htmx_is_shown(client: TestClient, clock: Clock) -> None:
+    round_id = start_round(client)
+    wait_for_run(client, round_id)
+    diagnosis_round, _ = stored(client, round_id)
+    cause = cause_of(get_variant(diagnosis_round.variant_key)).key
+    assert answer(client, round_id, cause).status_code == 303
+    client.headers["HX-Request"] = "true"
+    try:
+        again = answer(client, round_id, cause)
+    finally:
+        del client.headers["HX-Request"]
+    # htmx swaps no 409: the round as it stands, with the reason on top.
+    assert again.status_code == 200
+    assert 'id="round-refusal"' in again.text and "answered already" in again.text
+    assert 'id="round-reveal"' in again.text
+
+
+def test_the_link_to_run_a_setup_keeps_list_knobs_as_the_form_writes_them(
+    client: TestClient,
+) -> None:
+    from urllib.parse import parse_qsl, urlsplit
+
+    from app.drill_links import drill_setup_href
+    from drills.core.knobs import resolve_knobs
+
+    drill = get_drill("lr-sweep")
+    knobs = resolve_knobs(drill, {"lrs": [1e-6, 1e-4, 0.01]})
+    href = drill_setup_href("lr-sweep", 12345, knobs)
+    query = dict(parse_qsl(urlsplit(href).query))
+    assert query["knob.lrs"] == "1e-06,0.0001,0.01" and query["seed"] == "12345"
+    form_knobs = {name[5:]: value for name, value in query.items() if name.startswith("knob.")}
+    assert resolve_knobs(drill, form_knobs) == knobs
+    page = client.get(href).text
+    assert 'value="1e-06,0.0001,0.01"' in page
 
 
 def test_no_variant_comes_back_within_a_week(client: TestClient, clock: Clock) -> None:
@@ -364,7 +422,7 @@ def test_no_response_names_the_setup_for_any_variant(
         )
         # Seeds as long as real draws give (a short one matches any number on the page).
         drawn = RoundDraw(variant=variant, seed=1_234_567_000 + index, knobs=knobs)
-        monkeypatch.setattr(rounds, "draw_round", lambda *_args, drawn=drawn: drawn)
+        monkeypatch.setattr(rounds, "draw_round", lambda *_args, drawn=drawn, **_kw: drawn)
         round_id = start_round(client)
         run = wait_for_run(client, round_id, timeout=180)
         secrets = telltales(variant) | {str(drawn.seed), run.command.lower()}

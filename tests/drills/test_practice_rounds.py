@@ -119,3 +119,12 @@ def test_every_variant_is_a_cause_of_the_case_pool() -> None:
         for cause in case_set.causes
     }
     assert {variant.key: variant.diagnosis for variant in VARIANTS} == causes
+
+
+def test_a_servers_key_changes_every_draw_and_keeps_it_repeatable() -> None:
+    plain = [draw_round(7, MONDAY, n, set()).as_dict() for n in range(1, 9)]
+    keyed = [draw_round(7, MONDAY, n, set(), key=b"server secret").as_dict() for n in range(1, 9)]
+    again = [draw_round(7, MONDAY, n, set(), key=b"server secret").as_dict() for n in range(1, 9)]
+    assert keyed == again
+    # Without the key, a learner cannot work out their rounds from their id and the day.
+    assert all(a["seed"] != b["seed"] for a, b in zip(plain, keyed, strict=True))

@@ -33,8 +33,11 @@ def test_every_variant_has_a_model_answer_that_holds(variant: RoundVariant) -> N
     assert 1 <= len(model.alternatives) <= 2
     assert model.leading not in model.alternatives
     assert model.first_test is not None
-    # It separates the cause from the closest rival at least, as the stored readings say.
-    assert separates(case_set, model.first_test.key, model.leading.key, [model.alternatives[0].key])
+    # The model answer scores in full against a run that reads as the variant usually does.
+    rivals = tuple(item.key for item in model.alternatives)
+    diagnosis = Diagnosis(model.leading.key, rivals, model.first_test.key, "fix", "evidence")
+    assert score_round(variant, diagnosis, observed=variant.diagnosis).points == 2
+    assert separates(case_set, model.first_test.key, model.leading.key, rivals)
     assert model.intervention in case_set.fixes
     if model.leading.family == "healthy":
         assert model.intervention.key == "change-nothing"
