@@ -57,9 +57,13 @@ class PostgresAdvisoryLock:
         return self._held
 
     def release(self) -> None:
-        self._held = False
+        held, self._held = self._held, False
         if self._connection is not None:
             try:
+                if held:
+                    # Closing the connection frees the lock too, but only once the server's
+                    # backend has ended, a moment later: unlocking first hands it over at once.
+                    self._connection.execute("SELECT pg_advisory_unlock(%s)", (ADVISORY_LOCK_KEY,))
                 self._connection.close()  # the session's advisory locks go with it
             except psycopg.Error:
                 pass
