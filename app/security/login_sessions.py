@@ -4,6 +4,7 @@ its hash. Logging out (or a password change) deletes the row, so a copied cookie
 import hashlib
 import secrets
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, col, delete, select
 
 from app.models import LoginSession, User
@@ -20,13 +21,17 @@ def open_login(session: Session, *, user: User) -> str:
     return token
 
 
+# One query, built once: every request of a logged-in browser asks it, and building the
+# statement anew each time cost more than SQLAlchemy's lookup of its compiled form.
+_USER_OF_TOKEN_HASH = (
+    select(User)
+    .join(LoginSession, col(LoginSession.user_id) == col(User.id))
+    .where(col(LoginSession.token_hash) == bindparam("token_hash"))
+)
+
+
 def user_of(session: Session, token: str) -> User | None:
-    # One query (every request of a logged-in browser asks it).
-    return session.exec(
-        select(User)
-        .join(LoginSession, col(LoginSession.user_id) == col(User.id))
-        .where(LoginSession.token_hash == _hash(token))
-    ).first()
+    return session.exec(_USER_OF_TOKEN_HASH, params={"token_hash": _hash(token)}).first()
 
 
 def close_login(session: Session, token: str) -> None:
