@@ -10,7 +10,7 @@ missed, whichever web process wrote, announced or serves it.
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine, and_, bindparam, select
 from sqlmodel import col
@@ -24,10 +24,13 @@ from app.models import Attempt, AttemptStatus, MetricPoint
 LOOK_ANYWAY_S = 2.0
 
 
+Point = tuple[int, str, int, float | None]  # (id, metric, step, value)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     status: str
-    points: list[tuple[int, str, int, float | None]]  # (id, metric, step, value), by id
+    points: list[Point]  # by id
 
     @property
     def final(self) -> bool:
@@ -63,19 +66,22 @@ def read_after(engine: Engine, attempt_id: int, cursor: int) -> Snapshot:
     with engine.connect() as connection:
         rows = connection.execute(_READ_AFTER, {"attempt_id": attempt_id, "cursor": cursor}).all()
     status = rows[0][0]
-    points = [(int(i), name, step, value) for _, i, name, step, value in rows if i is not None]
-    return Snapshot(status, points)
+    if rows[0][1] is None:  # the outer join's one row: no point after the cursor
+        return Snapshot(status, [])
+    # A slice of a row is a plain tuple: no unpacking and repacking of every point. (Every row
+    # has a point's id now: the join found some.)
+    return Snapshot(status, cast(list[Point], [row[1:] for row in rows]))
 
 
-def points_event(points: list[tuple[int, str, int, float | None]]) -> dict[str, str]:
-    payload = [[name, step, value] for _, name, step, value in points]
+def points_event(points: list[Point]) -> dict[str, str]:
+    payload = [point[1:] for point in points]  # [metric, step, value]: JSON makes a tuple a list
     return {"event": "points", "id": str(points[-1][0]), "data": json.dumps({"points": payload})}
 
 
 Rename = Callable[[str], str | None]
 
 
-def renamed(points: list[tuple[int, str, int, float | None]], rename: Rename) -> list[Any]:
+def renamed(points: list[Point], rename: Rename) -> list[Any]:
     """The points a viewer may see, under the names it shows them by (None: not shown)."""
     shown = []
     for point_id, name, step, value in points:
