@@ -1,6 +1,6 @@
 """Dependencies as Annotated aliases; handlers never open sessions or reach app.state themselves."""
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated
 
@@ -8,6 +8,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi import Depends, HTTPException, Path, Request
 from sqlalchemy import Engine
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.access import can_manage_cohort, can_read_work_of
 from app.broker import AttemptEventBroker
@@ -50,9 +51,19 @@ async def get_engine(request: Request) -> Engine:
     return engine
 
 
-def get_session(request: Request) -> Iterator[Session]:
-    with Session(request.app.state.engine) as session:
+async def get_session(request: Request) -> AsyncIterator[Session]:
+    # Async, so it costs no hand-off to the thread pool on the way in (opening a Session touches
+    # no database), nor on the way out when no transaction is open (an event stream closes its
+    # session before it streams). Ending an open one talks to the database (a rollback), so that
+    # is done in the pool, as a plain `def` dependency would.
+    session = Session(request.app.state.engine)
+    try:
         yield session
+    finally:
+        if session.in_transaction():
+            await run_in_threadpool(session.close)
+        else:
+            session.close()
 
 
 async def get_runner(request: Request) -> AttemptRunner:
