@@ -143,8 +143,14 @@ def test_an_attempt_the_busy_pool_never_starts_fails_after_the_queue_timeout(
     # Sweep ten times a second: the verdict must come while both long runs still hold the
     # workers, even on a machine slowed by other work (a 1 s sweep once missed that window).
     monkeypatch.setattr(housekeeping, "SWEEP_EVERY_S", 0.1)
-    with logged_in(create_app(make_settings(queue_timeout_s=0.5))) as client:
+    settings = make_settings()
+    with logged_in(create_app(settings)) as client:
         busy = [start(client, **LONG_RUN) for _ in range(2)]
+        # The long runs hold both workers first: on a cold machine (a fresh clone) the pool can
+        # take longer than the short timeout to start them, which then failed one of them.
+        for attempt_id in busy:
+            wait_for_status(client, attempt_id, "running")
+        settings.queue_timeout_s = 0.5  # read at every sweep
         waiting = start(client, steps=20)
         attempt = wait_until_final(client, waiting, timeout=30)
         for attempt_id in busy:
