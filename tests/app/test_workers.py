@@ -145,12 +145,13 @@ def test_an_attempt_the_busy_pool_never_starts_fails_after_the_queue_timeout(
     monkeypatch.setattr(housekeeping, "SWEEP_EVERY_S", 0.1)
     settings = make_settings()
     with logged_in(create_app(settings)) as client:
-        busy = [start(client, **LONG_RUN) for _ in range(2)]
-        # The long runs hold both workers first: on a cold machine (a fresh clone) the pool can
-        # take longer than the short timeout to start them, which then failed one of them.
-        for attempt_id in busy:
-            wait_for_status(client, attempt_id, "running")
+        # A warm pool first, under the usual timeout: on a cold machine (a fresh clone) the
+        # workers can take longer than 0.5 s to start their first runs, and the sweep then failed
+        # a long run instead of the one meant to wait.
+        for attempt_id in [start(client, steps=10) for _ in range(2)]:
+            wait_until_final(client, attempt_id)
         settings.queue_timeout_s = 0.5  # read at every sweep
+        busy = [start(client, **LONG_RUN) for _ in range(2)]
         waiting = start(client, steps=20)
         attempt = wait_until_final(client, waiting, timeout=30)
         for attempt_id in busy:
