@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from app.access import learners_of
 from app.models import CASE_RUBRIC, CaseAttempt, CaseReview, CaseStage, Role, User
-from app.rubric import InvalidReview, parse_review
+from app.rubric import InvalidReview, parse_review, store_decision_once
 
 
 class CaseReviewConflict(InvalidReview):
     """The attempt is not open to review (not revealed yet, or reviewed already): 409."""
+
+
+ALREADY_REVIEWED = "this case attempt has already been reviewed"
 
 
 def review_of(session: Session, case_attempt_id: int) -> CaseReview | None:
@@ -30,7 +32,7 @@ def record_case_review(
     if case_attempt.stage != CaseStage.revealed:
         raise CaseReviewConflict("decision", "a case is reviewed once its truth is revealed")
     if review_of(session, case_attempt.id) is not None:
-        raise CaseReviewConflict("decision", "this case attempt has already been reviewed")
+        raise CaseReviewConflict("decision", ALREADY_REVIEWED)
     form = parse_review(fields, CASE_RUBRIC)
     review = CaseReview(
         case_attempt_id=case_attempt.id,
@@ -39,14 +41,12 @@ def record_case_review(
         scores=form.scores,
         comment=form.comment,
     )
-    session.add(review)
-    try:
-        session.commit()
-    except IntegrityError:  # uq_case_review_attempt: a simultaneous review was stored first
-        session.rollback()
-        raise CaseReviewConflict(
-            "decision", "this case attempt has already been reviewed"
-        ) from None
+    # uq_case_review_attempt: of two reviews sent at once, one is stored.
+    store_decision_once(
+        session,
+        [review],
+        CaseReviewConflict("decision", "this case attempt has already been reviewed"),
+    )
     session.refresh(review)
     return review
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from app.access import learners_of
 from app.models import CASE_RUBRIC, DiagnosisRound, Role, RoundReview, User
-from app.rubric import InvalidReview, parse_review
+from app.rubric import InvalidReview, parse_review, store_decision_once
 
 
 class RoundReviewConflict(InvalidReview):
@@ -41,12 +40,8 @@ def record_round_review(
         scores=form.scores,
         comment=form.comment,
     )
-    session.add(review)
-    try:
-        session.commit()
-    except IntegrityError:  # uq_round_review_round: a simultaneous review was stored first
-        session.rollback()
-        raise RoundReviewConflict("decision", ALREADY_REVIEWED) from None
+    # uq_round_review_round: of two reviews sent at once, one is stored.
+    store_decision_once(session, [review], RoundReviewConflict("decision", ALREADY_REVIEWED))
     session.refresh(review)
     return review
 

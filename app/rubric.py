@@ -4,9 +4,12 @@ reviewed with the same form, each on its own rubric."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, SQLModel
 
 from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_REVIEW_COMMENT
@@ -48,3 +51,17 @@ def parse_review(fields: Mapping[str, str], rubric: Rubric) -> ReviewForm:
         problems.add("comment", "say what to change")
     problems.raise_if_any(InvalidReview)
     return ReviewForm(decision, scores, comment)
+
+
+def store_decision_once(
+    session: Session, rows: Sequence[SQLModel], already_decided: FieldErrors
+) -> None:
+    """Commit a decision a unique constraint allows once (one review per submission version,
+    case attempt or round): when a simultaneous one was stored first, nothing of this one is
+    kept and `already_decided` is raised."""
+    session.add_all(rows)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise already_decided from None

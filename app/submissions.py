@@ -19,7 +19,7 @@ from app.models import (
     User,
     drill_page_runs,
 )
-from app.rubric import InvalidReview, parse_review
+from app.rubric import InvalidReview, parse_review, store_decision_once
 from drills.core.contract import Drill
 
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
@@ -187,11 +187,11 @@ def record_review(
         comment=form.comment,
     )
     submission.status = form.decision
-    session.add_all([review, submission])
-    try:
-        session.commit()
-    except IntegrityError:  # uq_review_submission: a simultaneous decision was stored first
-        session.rollback()
-        raise SubmissionConflict("decision", "this version has already been reviewed") from None
+    # uq_review_submission: of two decisions sent at once, one is stored.
+    store_decision_once(
+        session,
+        [review, submission],
+        SubmissionConflict("decision", "this version has already been reviewed"),
+    )
     session.refresh(review)
     return review
