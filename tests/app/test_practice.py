@@ -3,39 +3,21 @@ answer, then the rating), FSRS rescheduling under an injected clock, misses beco
 who may see what."""
 
 import re
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
-from app.deps import get_now
 from app.models import ReviewCard, ReviewLogEntry
 from app.practice import NEW_PER_DAY
 from drills.core.registry import get_drill
 from drills.practice.items import all_items
+from tests.app.clock import MONDAY, Clock
 from tests.app.factories import engine_of, signed_in
 from tests.conftest import make_user, wait_until_final
 
-MONDAY = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 FIRST = f"track:{all_items()[0].key}"
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock(client: TestClient) -> Iterator[Clock]:
-    ticking = Clock(MONDAY)
-    client.app.dependency_overrides[get_now] = ticking  # type: ignore[attr-defined]
-    yield ticking
-    client.app.dependency_overrides.pop(get_now, None)  # type: ignore[attr-defined]
 
 
 def ready_keys(client: TestClient) -> list[str]:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,32 +16,14 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 from sqlmodel import Session, select
 
-from app.deps import get_now
 from app.models import Attempt, AttemptStatus, DiagnosisRound, Role
 from drills.cases.evidence import found_in
 from drills.core.registry import get_drill
 from drills.practice.round_answers import case_set_of, cause_of, telltales
 from drills.practice.rounds import get_variant
+from tests.app.clock import MONDAY, Clock
 from tests.app.factories import add_cohort, engine_of
 from tests.conftest import log_in, make_user
-
-MONDAY = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock(client: TestClient) -> Iterator[Clock]:
-    ticking = Clock(MONDAY)
-    client.app.dependency_overrides[get_now] = ticking  # type: ignore[attr-defined]
-    yield ticking
-    client.app.dependency_overrides.pop(get_now, None)  # type: ignore[attr-defined]
 
 
 def start_round(client: TestClient) -> int:
