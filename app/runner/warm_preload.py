@@ -8,6 +8,7 @@ while the other worker sat idle. External workers take it from `python -m app wo
 """
 
 import os
+import signal
 from typing import Any
 
 # Training runs yield the CPU to the web process: on a machine that serves pages and trains at
@@ -20,4 +21,8 @@ def dask_setup(worker: Any) -> None:
     from drills.kit.warmup import warm_up
 
     os.nice(WORKER_NICENESS)
+    # Ctrl-C in a terminal reaches every process of the foreground group. The worker's parent
+    # (the web process, or `dask worker`'s nanny) closes it in order; on its own the worker
+    # died mid-shutdown with tracebacks (and the nanny started a new one only to close it).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     warm_up()
