@@ -59,13 +59,18 @@ class PathStanding:
 def _evidence(session: Session, learner_id: int) -> set[str]:
     """The step keys the learner's stored work shows done."""
     done: set[str] = set()
-    for slug, hypothesis, observed in session.exec(
-        select(Attempt.drill_slug, Attempt.hypothesis, Attempt.observed_hypothesis).where(
-            Attempt.learner_id == learner_id, drill_page_runs()
+    # The drills whose runs showed what the learner predicted: one row per drill, not one per
+    # attempt (a learner's attempts run into the hundreds; every catalogue view reads this).
+    for slug in session.exec(
+        select(Attempt.drill_slug)
+        .distinct()
+        .where(
+            Attempt.learner_id == learner_id,
+            drill_page_runs(),
+            col(Attempt.observed_hypothesis) == col(Attempt.hypothesis),
         )
     ):
-        if observed is not None and observed == hypothesis:
-            done.add(f"{StepKind.drill.value}:{slug}")
+        done.add(f"{StepKind.drill.value}:{slug}")
     for case_key, score in session.exec(
         select(CaseAttempt.case_key, CaseAttempt.score).where(
             CaseAttempt.learner_id == learner_id, CaseAttempt.stage == CaseStage.revealed

@@ -37,3 +37,12 @@ def test_charts_and_hypotheses() -> None:
 def test_every_drill_names_a_healthy_outcome_among_its_hypotheses() -> None:
     for drill in all_drills():
         assert drill.healthy in {hypothesis.key for hypothesis in drill.hypotheses}, drill.slug
+
+
+def test_a_description_is_built_once_and_each_caller_gets_its_own_outer_dict() -> None:
+    drill = get_drill("overfit-one-batch")
+    first = describe(drill)
+    first["added_by_a_page"] = True  # views add their own keys to the drill's dict
+    again = describe(drill)
+    assert "added_by_a_page" not in again
+    assert again["knobs"] is first["knobs"]  # built once: the lists inside are shared
