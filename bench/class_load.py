@@ -9,9 +9,12 @@ embedded default: SQLite in a temporary folder, two local workers) and stops it 
 
 Each learner registers, then until the time is up: opens the catalogue and the drill page, posts a
 run, follows its event stream to `done`, opens the attempt page, and pauses a little (a person
-reads). Printed at the end: runs completed, 4xx/5xx answers, streams that ended without `done`,
-metric points lost or repeated (what each stream delivered against what the database holds), queue
-wait (started - created) and page times. Not a test: the figures go to the README; a smaller run
+reads). The learners arrive one after another over the first `--arrive-over` seconds (10 s), as
+a class opens its laptops; `--arrive-over 0` starts all of them in the same instant, which
+measures a burst (50 catalogue pages asked at once), not the steady state. Printed at the end:
+runs completed, 4xx/5xx answers, streams that ended without `done`, metric points lost or
+repeated (what each stream delivered against what the database holds), queue wait (started -
+created) and page times. Not a test: the figures go to the README; a smaller run
 in tests/app/test_class_load.py asserts only that nothing failed.
 """
 
@@ -43,6 +46,7 @@ from bench.processes import log_problems, wait_until_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "class-load-password"
+ARRIVALS_S = 10.0  # the learners' first requests are spread evenly over this many seconds
 RUN = {"hypothesis": "fits", "prediction": "The loss falls to about zero.", "knobs": {}}
 
 
@@ -50,6 +54,7 @@ RUN = {"hypothesis": "fits", "prediction": "The loss falls to about zero.", "kno
 class Report:
     learners: int
     seconds: float
+    arrive_over_s: float = ARRIVALS_S
     runs_completed: int = 0
     status_counts: Counter[int] = field(default_factory=Counter)
     connection_errors: list[str] = field(default_factory=list)
@@ -76,6 +81,7 @@ class Report:
         return {
             "learners": self.learners,
             "seconds": self.seconds,
+            "arrive_over_s": self.arrive_over_s,
             "runs_completed": self.runs_completed,
             "final_statuses": dict(self.statuses),
             "4xx": self.client_errors,
@@ -170,7 +176,8 @@ class Learner:
                     self.report.queue_wait_s.append(wait.total_seconds())
         self.page(f"/attempts/{attempt_id}")
 
-    def work_until(self, deadline: float) -> None:
+    def work_until(self, deadline: float, *, arrives_at: float) -> None:
+        time.sleep(max(0.0, arrives_at - time.monotonic()))
         seed = 0
         while time.monotonic() < deadline:
             self.one_run(seed)
@@ -213,12 +220,13 @@ def run_class(
     database_url: str | None,
     drill: str = "overfit-one-batch",
     think_s: float = 2.0,
+    arrive_over_s: float = ARRIVALS_S,
 ) -> Report:
     """`url`: one server, or several web processes of one deployment (learner i uses the
     (i mod n)-th, as a load balancer that keeps a browser on one process)."""
-    report = Report(learners=learners, seconds=seconds)
+    report = Report(learners=learners, seconds=seconds, arrive_over_s=arrive_over_s)
     class_list = register_class(url, report, drill=drill, think_s=think_s)
-    teach(class_list, seconds)
+    teach(class_list, seconds, arrive_over_s=arrive_over_s)
     if database_url:
         check_points(report, database_url)
     return report
@@ -239,15 +247,22 @@ def register_class(
         )
 
 
-def teach(class_list: list[Learner], seconds: float) -> None:
-    """Every learner works until the time is up (and finishes the run under way)."""
-    deadline = time.monotonic() + seconds
+def teach(class_list: list[Learner], seconds: float, *, arrive_over_s: float = ARRIVALS_S) -> None:
+    """Every learner arrives (learner i after i/n of `arrive_over_s`) and works until the time
+    is up (and finishes the run under way)."""
+    started = time.monotonic()
+    deadline = started + seconds
+    spacing = arrive_over_s / len(class_list) if class_list else 0.0
     threads = [
         # Daemons: a benchmark stopped with Ctrl-C does not wait for them to see the deadline.
         threading.Thread(
-            target=learner.work_until, args=(deadline,), name=learner.username, daemon=True
+            target=learner.work_until,
+            args=(deadline,),
+            kwargs={"arrives_at": started + i * spacing},
+            name=learner.username,
+            daemon=True,
         )
-        for learner in class_list
+        for i, learner in enumerate(class_list)
     ]
     for thread in threads:
         thread.start()
@@ -308,7 +323,9 @@ def started_server(*, workers: int = 2) -> Iterator[Server]:
 
 def print_report(report: Report) -> None:
     summary = report.summary()
-    print(f"{report.learners} learners, {report.seconds:g} s")
+    print(
+        f"{report.learners} learners arriving over {report.arrive_over_s:g} s, {report.seconds:g} s"
+    )
     print(f"  runs completed        {summary['runs_completed']}  {summary['final_statuses']}")
     print(f"  4xx / 5xx             {summary['4xx']} / {summary['5xx']}")
     print(f"  connection errors     {summary['connection_errors']}")
@@ -331,12 +348,20 @@ def main() -> None:
     parser.add_argument("--learners", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--think", type=float, default=2.0, help="mean pause between runs (s)")
+    parser.add_argument(
+        "--arrive-over", type=float, default=ARRIVALS_S, help="learners arrive over (s); 0: at once"
+    )
     parser.add_argument("--drill", default="overfit-one-batch")
     parser.add_argument("--url", help="an already running server (default: start one)")
     parser.add_argument("--database-url", help="that server's database, to check the points")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args()
-    options = {"learners": args.learners, "seconds": args.seconds, "think_s": args.think}
+    options = {
+        "learners": args.learners,
+        "seconds": args.seconds,
+        "think_s": args.think,
+        "arrive_over_s": args.arrive_over,
+    }
     if args.url:
         report = run_class(args.url, database_url=args.database_url, drill=args.drill, **options)
     else:

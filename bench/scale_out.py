@@ -28,7 +28,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import database_figures
-from bench.class_load import Report, check_points, percentiles, register_class, teach
+from bench.class_load import (
+    ARRIVALS_S,
+    Report,
+    check_points,
+    percentiles,
+    register_class,
+    teach,
+)
 from bench.deployments import Deployment, embedded, scale_out
 from bench.process_cpu import CpuWindow, measure_cpu
 from bench.scale_out_table import print_table
@@ -84,24 +91,33 @@ def warm_up(deployment: Deployment) -> float:
 
 
 def measure(
-    deployment: Deployment, load: Load, seconds: float, think_s: float, compute_alone_s: float
+    deployment: Deployment,
+    load: Load,
+    seconds: float,
+    compute_alone_s: float,
+    *,
+    think_s: float,
+    arrive_over_s: float,
 ) -> dict[str, Any]:
     """One window of one load; the row of the table."""
     load_average = os.getloadavg()[0]
     if load.kind == "submitters":
         sessions = register_submitters(deployment.urls, load.clients)
     else:
-        report = Report(learners=load.clients, seconds=seconds)
+        report = Report(learners=load.clients, seconds=seconds, arrive_over_s=arrive_over_s)
         class_list = register_class(deployment.urls, report, drill=DRILL, think_s=think_s)
     before = database_figures.last_attempt_id(deployment.database_url)
     cpu_window = measure_cpu(deployment.process_roles)
+    # The clients run on the same cores as what they measure: what they cost is shown too.
+    client_cpu_before = time.process_time()
     started = time.monotonic()
     if load.kind == "submitters":
         runs = submit_until(sessions, seconds)
     else:
-        teach(class_list, seconds)
+        teach(class_list, seconds, arrive_over_s=arrive_over_s)
     window_s = time.monotonic() - started
     cpu = cpu_window()
+    client_cpu_s = time.process_time() - client_cpu_before
     row: dict[str, Any] = {
         "setup": deployment.kind,
         "workers": deployment.workers,
@@ -123,6 +139,7 @@ def measure(
         completed, window_s, deployment.workers, compute_alone_s, attempts.compute_s
     )
     row |= cpu_figures(cpu, completed)
+    row["client_cpu_ms_per_run"] = round(1000 * client_cpu_s / completed, 1) if completed else None
     row["final_statuses"] = attempts.statuses
     row["queue_wait_s"] = percentiles(attempts.queue_wait_s)
     row["storage"] = database_figures.storage_per_attempt(deployment.database_url)
@@ -133,9 +150,11 @@ def throughput_figures(
     completed: int, window_s: float, workers: int, compute_alone_s: float, compute_s: list[float]
 ) -> dict[str, Any]:
     """The limit: what `workers` busy workers finish per second at the drill's compute time
-    alone. (More workers than cores cannot reach it: they share the cores.)"""
+    alone. More workers than cores cannot reach it (they share the cores), so the machine's
+    limit is printed beside it: as many busy workers as it has cores, at most."""
     runs_per_s = completed / window_s
     limit = workers / compute_alone_s
+    machine_limit = min(workers, os.cpu_count() or 1) / compute_alone_s
     in_window = statistics.median(compute_s) if compute_s else None
     return {
         "runs_completed": completed,
@@ -143,6 +162,8 @@ def throughput_figures(
         "compute_ms_alone": round(1000 * compute_alone_s, 1),
         "compute_limit_runs_per_s": round(limit, 2),
         "throughput_of_limit": round(runs_per_s / limit, 2),
+        "machine_limit_runs_per_s": round(machine_limit, 2),
+        "throughput_of_machine_limit": round(runs_per_s / machine_limit, 2),
         "compute_ms_p50_in_window": round(1000 * in_window, 1) if in_window else None,
         "compute_limit_in_window_runs_per_s": round(workers / in_window, 2) if in_window else None,
     }
@@ -225,6 +246,12 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=60, help="each load's window")
     parser.add_argument("--think", type=float, default=2.0, help="learners' mean pause (s)")
+    parser.add_argument(
+        "--arrive-over",
+        type=float,
+        default=ARRIVALS_S,
+        help="learners arrive one after another over this many seconds (0: all at once)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write every row as JSON ('-': stdout)")
     args = parser.parse_args()
     loads = [Load("submitters", n) for n in args.submitters] + [
@@ -243,7 +270,14 @@ def main() -> None:
                 for load in loads:
                     print(f"  measuring {load} for {args.seconds:g} s", file=sys.stderr)
                     rows.append(
-                        measure(deployment, load, args.seconds, args.think, compute_alone_s)
+                        measure(
+                            deployment,
+                            load,
+                            args.seconds,
+                            compute_alone_s,
+                            think_s=args.think,
+                            arrive_over_s=args.arrive_over,
+                        )
                     )
                     print_table(rows[-1:], header=len(rows) == 1)
     finally:

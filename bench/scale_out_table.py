@@ -13,6 +13,7 @@ COLUMNS: list[tuple[str, int, Any]] = [
     ("runs/s", 6, lambda r: r["runs_per_s"]),
     ("limit", 6, lambda r: r["compute_limit_runs_per_s"]),
     ("ofLim", 5, lambda r: r["throughput_of_limit"]),
+    ("ofMach", 6, lambda r: r.get("throughput_of_machine_limit")),
     ("cmp ms", 6, lambda r: r["compute_ms_alone"]),
     ("cmp@load", 8, lambda r: r["compute_ms_p50_in_window"]),
     ("done ms", 7, lambda r: (r.get("post_to_done_ms") or {}).get("p50")),
@@ -20,6 +21,7 @@ COLUMNS: list[tuple[str, int, Any]] = [
     ("webCPU", 6, lambda r: r.get("web_cpu_ms_per_run")),
     ("wkCPU", 6, lambda r: r.get("worker_cpu_ms_per_run")),
     ("schCPU", 6, lambda r: r.get("scheduler_cpu_ms_per_run") if r["setup"] != "embedded" else "-"),
+    ("cliCPU", 6, lambda r: r.get("client_cpu_ms_per_run")),
     ("queue p50/p95 s", 15, lambda r: _pair(r["queue_wait_s"])),
     ("page p95", 8, lambda r: (r.get("page_ms") or {}).get("p95", "-")),
     ("B/attempt", 9, lambda r: r["storage"]["bytes_per_attempt"]),
@@ -27,10 +29,12 @@ COLUMNS: list[tuple[str, int, Any]] = [
 
 LEGEND = (
     "wk: workers; runs/s against limit = workers / the drill's median compute time alone "
-    "(cmp ms; ofLim = the ratio); cmp@load: median compute time in the window; done ms: median "
-    "POST->done (d/c = done / cmp@load); "
+    "(cmp ms; ofLim = the ratio; ofMach: against min(workers, cores) / cmp ms); "
+    "cmp@load: median compute time in the window; "
+    "done ms: median POST->done (d/c = done / cmp@load); "
     "webCPU/wkCPU/schCPU: CPU ms per completed run of web/worker/scheduler processes "
-    "(embedded: the scheduler runs inside the web process); page p95 in ms (learners only)"
+    "(embedded: the scheduler runs inside the web process); cliCPU: the benchmark's own clients; "
+    "page p95 in ms (learners only)"
 )
 
 

@@ -12,7 +12,12 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 def test_a_class_of_25_gets_no_error_no_lost_stream_and_no_lost_point() -> None:
     with started_server() as server:
         report = run_class(
-            server.url, learners=25, seconds=30, database_url=server.database_url, think_s=1.0
+            server.url,
+            learners=25,
+            seconds=30,
+            database_url=server.database_url,
+            think_s=1.0,
+            arrive_over_s=0,  # all at once: the harshest start
         )
         problems = server.log_problems()
     assert report.runs_completed >= 25, report.summary()
