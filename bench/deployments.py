@@ -57,6 +57,10 @@ class Deployment:
     def process_roles(self) -> dict[str, list[psutil.Process]]:
         """Every process of the deployment now, by role ("web", "worker", "scheduler")."""
         roles: dict[str, list[psutil.Process]] = {"web": [], "worker": [], "scheduler": []}
+        if self.kind == "scale-out":
+            # The whole local PostgreSQL server: on the benchmark's machine it serves nothing
+            # else (its background writers included: they work for these runs too).
+            roles["database"] = postgres_server_processes()
         for name, popen in self.processes.items():
             role = name.split("-")[0]
             tree = descendants_and_self(psutil.Process(popen.pid)) if popen.poll() is None else []
@@ -78,6 +82,15 @@ class Deployment:
         # Web processes first (they hold the streams), then the workers, the scheduler last.
         for process in reversed(list(self.processes.values())):
             stop(process)
+
+
+def postgres_server_processes() -> list[psutil.Process]:
+    """The local PostgreSQL server's processes (postmaster and every backend)."""
+    return [
+        process
+        for process in psutil.process_iter(["name"])
+        if process.info["name"] in ("postgres", "postmaster")
+    ]
 
 
 def _is_embedded_worker(process: psutil.Process) -> bool:

@@ -36,6 +36,7 @@ from bench.class_load import (
     register_class,
     teach,
 )
+from bench.cores import workers_on_own_cores
 from bench.deployments import Deployment, embedded, scale_out
 from bench.process_cpu import CpuWindow, measure_cpu
 from bench.scale_out_table import print_table
@@ -252,6 +253,12 @@ def main() -> None:
         default=ARRIVALS_S,
         help="learners arrive one after another over this many seconds (0: all at once)",
     )
+    parser.add_argument(
+        "--worker-cores",
+        type=int,
+        help="give the workers this many cores of their own, everything else the rest "
+        "(worker hosts on one machine; bench/cores.py)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write every row as JSON ('-': stdout)")
     args = parser.parse_args()
     loads = [Load("submitters", n) for n in args.submitters] + [
@@ -265,7 +272,10 @@ def main() -> None:
                 f"starting {setup}: {workers} worker(s), {web_processes} web process(es)",
                 file=sys.stderr,
             )
-            with deployment_for(setup, workers, web_processes) as deployment:
+            with (
+                deployment_for(setup, workers, web_processes) as deployment,
+                workers_on_own_cores(deployment, args.worker_cores),
+            ):
                 compute_alone_s = warm_up(deployment)
                 for load in loads:
                     print(f"  measuring {load} for {args.seconds:g} s", file=sys.stderr)
@@ -278,6 +288,7 @@ def main() -> None:
                             think_s=args.think,
                             arrive_over_s=args.arrive_over,
                         )
+                        | {"worker_cores": args.worker_cores}
                     )
                     print_table(rows[-1:], header=len(rows) == 1)
     finally:

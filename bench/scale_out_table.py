@@ -7,6 +7,7 @@ COLUMNS: list[tuple[str, int, Any]] = [
     ("setup", 9, lambda r: r["setup"]),
     ("wk", 2, lambda r: r["workers"]),
     ("web", 3, lambda r: r["web_processes"]),
+    ("own", 3, lambda r: r.get("worker_cores") or "-"),
     ("load", 13, lambda r: r["load"]),
     ("runs", 5, lambda r: r["runs_completed"]),
     ("err", 3, lambda r: r["errors"]),
@@ -21,6 +22,7 @@ COLUMNS: list[tuple[str, int, Any]] = [
     ("webCPU", 6, lambda r: r.get("web_cpu_ms_per_run")),
     ("wkCPU", 6, lambda r: r.get("worker_cpu_ms_per_run")),
     ("schCPU", 6, lambda r: r.get("scheduler_cpu_ms_per_run") if r["setup"] != "embedded" else "-"),
+    ("dbCPU", 5, lambda r: r.get("database_cpu_ms_per_run", "-")),
     ("cliCPU", 6, lambda r: r.get("client_cpu_ms_per_run")),
     ("queue p50/p95 s", 15, lambda r: _pair(r["queue_wait_s"])),
     ("page p95", 8, lambda r: (r.get("page_ms") or {}).get("p95", "-")),
@@ -28,12 +30,14 @@ COLUMNS: list[tuple[str, int, Any]] = [
 ]
 
 LEGEND = (
-    "wk: workers; runs/s against limit = workers / the drill's median compute time alone "
+    "wk: workers; own: cores of their own (--worker-cores); "
+    "runs/s against limit = workers / the drill's median compute time alone "
     "(cmp ms; ofLim = the ratio; ofMach: against min(workers, cores) / cmp ms); "
     "cmp@load: median compute time in the window; "
     "done ms: median POST->done (d/c = done / cmp@load); "
     "webCPU/wkCPU/schCPU: CPU ms per completed run of web/worker/scheduler processes "
-    "(embedded: the scheduler runs inside the web process); cliCPU: the benchmark's own clients; "
+    "(embedded: the scheduler runs inside the web process); "
+    "dbCPU: the PostgreSQL server (scale-out); cliCPU: the benchmark's own clients; "
     "page p95 in ms (learners only)"
 )
 
