@@ -26,12 +26,12 @@ pytest: $(VENV)/.installed vendor browser
 
 # The app tests again, each on a throw-away PostgreSQL database (tests/postgres.py). Without a
 # server on 127.0.0.1:5432 this says so in one line, except under CI=true, where it fails.
-# Left out: the tests that start servers of their own (the class load test runs the embedded
-# SQLite default; the external-cluster and scale-out tests run on PostgreSQL already) and the
-# pool keeper's, which touch no database; and the leak walks over every case and every round
-# variant, which read what the runs show (the SQLite run covers them; on PostgreSQL the other case
-# and round tests run).
-PG_LEFT_OUT := $(foreach f,class_load external_cluster scale_out pool,--ignore=tests/app/test_$(f).py) \
+# Left out: the tests that start servers of their own (the class load and shutdown tests run the
+# embedded SQLite default; the external-cluster and scale-out tests run on PostgreSQL already)
+# and the pool keeper's, which touch no database; and the leak walks over every case and every
+# round variant, which read what the runs show (the SQLite run covers them; on PostgreSQL the
+# other case and round tests run).
+PG_LEFT_OUT := $(foreach f,class_load shutdown external_cluster scale_out pool,--ignore=tests/app/test_$(f).py) \
 	--deselect=tests/app/test_cases.py::test_no_response_of_an_open_case_names_its_cause_for_any_case \
 	--deselect=tests/app/test_rounds.py::test_no_response_names_the_setup_for_any_variant
 PG_PROBE := import psycopg; psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=3).close()

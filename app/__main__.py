@@ -88,6 +88,10 @@ def main() -> None:
             host=args.host,
             port=args.port,
             log_level="info",
+            # Named, not "auto": without them uvicorn would fall back to asyncio's loop and h11
+            # in silence, and the web process would spend ~10 % more CPU per run.
+            loop="uvloop",
+            http="httptools",
             # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; only from set proxies here
             # (the login throttle counts failures per client address).
             proxy_headers=settings.forwarded_allow_ips is not None,
