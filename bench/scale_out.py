@@ -141,6 +141,10 @@ def measure(
     )
     row |= cpu_figures(cpu, completed)
     row["client_cpu_ms_per_run"] = round(1000 * client_cpu_s / completed, 1) if completed else None
+    # This machine's speed drifts from one minute to the next (the same run's worker CPU moved
+    # by a third): the web process's CPU against the workers' in the same window does not.
+    if completed and cpu.seconds.get("worker"):
+        row["web_over_worker_cpu"] = round(cpu.seconds["web"] / cpu.seconds["worker"], 3)
     row["final_statuses"] = attempts.statuses
     row["queue_wait_s"] = percentiles(attempts.queue_wait_s)
     row["storage"] = database_figures.storage_per_attempt(deployment.database_url)

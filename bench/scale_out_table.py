@@ -21,6 +21,7 @@ COLUMNS: list[tuple[str, int, Any]] = [
     ("d/c", 4, lambda r: r.get("done_over_compute")),
     ("webCPU", 6, lambda r: r.get("web_cpu_ms_per_run")),
     ("wkCPU", 6, lambda r: r.get("worker_cpu_ms_per_run")),
+    ("web/wk", 6, lambda r: r.get("web_over_worker_cpu")),
     ("schCPU", 6, lambda r: r.get("scheduler_cpu_ms_per_run") if r["setup"] != "embedded" else "-"),
     ("dbCPU", 5, lambda r: r.get("database_cpu_ms_per_run", "-")),
     ("cliCPU", 6, lambda r: r.get("client_cpu_ms_per_run")),
@@ -37,6 +38,7 @@ LEGEND = (
     "done ms: median POST->done (d/c = done / cmp@load); "
     "webCPU/wkCPU/schCPU: CPU ms per completed run of web/worker/scheduler processes "
     "(embedded: the scheduler runs inside the web process); "
+    "web/wk: web CPU / worker CPU in the window; "
     "dbCPU: the PostgreSQL server (scale-out); cliCPU: the benchmark's own clients; "
     "page p95 in ms (learners only)"
 )
