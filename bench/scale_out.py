@@ -171,6 +171,9 @@ def throughput_figures(
         "throughput_of_machine_limit": round(runs_per_s / machine_limit, 2),
         "compute_ms_p50_in_window": round(1000 * in_window, 1) if in_window else None,
         "compute_limit_in_window_runs_per_s": round(workers / in_window, 2) if in_window else None,
+        # The share of the window the workers spent computing runs: how well the queue keeps
+        # them fed, whatever the machine's speed or the sharing of its cores did to each run.
+        "workers_busy": round(runs_per_s * in_window / workers, 2) if in_window else None,
     }
 
 

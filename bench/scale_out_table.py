@@ -17,6 +17,7 @@ COLUMNS: list[tuple[str, int, Any]] = [
     ("ofMach", 6, lambda r: r.get("throughput_of_machine_limit")),
     ("cmp ms", 6, lambda r: r["compute_ms_alone"]),
     ("cmp@load", 8, lambda r: r["compute_ms_p50_in_window"]),
+    ("busy", 4, lambda r: r.get("workers_busy")),
     ("done ms", 7, lambda r: (r.get("post_to_done_ms") or {}).get("p50")),
     ("d/c", 4, lambda r: r.get("done_over_compute")),
     ("webCPU", 6, lambda r: r.get("web_cpu_ms_per_run")),
@@ -34,7 +35,7 @@ LEGEND = (
     "wk: workers; own: cores of their own (--worker-cores); "
     "runs/s against limit = workers / the drill's median compute time alone "
     "(cmp ms; ofLim = the ratio; ofMach: against min(workers, cores) / cmp ms); "
-    "cmp@load: median compute time in the window; "
+    "cmp@load: median compute time in the window; busy: runs/s x cmp@load / workers; "
     "done ms: median POST->done (d/c = done / cmp@load); "
     "webCPU/wkCPU/schCPU: CPU ms per completed run of web/worker/scheduler processes "
     "(embedded: the scheduler runs inside the web process); "
