@@ -9,10 +9,12 @@ For each setup x workers x web processes (the embedded set-up has one) it starts
 (bench/deployments.py), warms it up with one run per worker, then measures each load in turn:
 `--submitters N` (closed loop: post, follow to `done`, post again; no pages, no pauses) and
 `--learners N` (bench/class_load.py's simulated class). Around each load's window it reads the
-CPU time of every process by role (web, worker, scheduler; bench/process_cpu.py) and divides it
-by the runs completed in the window; from the database it reads the window's queue waits and
-compute times. The compute limit is workers / median compute time. Everything started is
-stopped at the end, on errors and Ctrl-C too. Not a test: the figures go to the README.
+CPU time of every process by role (web, worker, scheduler, and in the scale-out set-up the local
+PostgreSQL server; bench/process_cpu.py) and its own (the clients'), and divides each by the runs
+completed in the window; from the database it reads the window's queue waits and compute times.
+The compute limit is workers / median compute time. `--worker-cores N` gives the workers cores of
+their own (bench/cores.py). Everything started is stopped at the end, on errors and Ctrl-C too.
+Not a test: the figures go to the README.
 """
 
 import argparse
