@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, text
 from sqlmodel import Session, col, delete, select
 
 from app.case_records import reveal_after_run
@@ -27,11 +27,45 @@ def _stored_value(value: float | str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+# PostgreSQL: one statement of three array parameters, whatever the batch's size. The list form
+# below becomes a multi-row VALUES with a placeholder per value, which psycopg parses anew in
+# Python each time (it caches short statements only) and PostgreSQL plans anew: a sixth of a
+# scale-out worker's time per run went there (py-spy, 8 submitters). ORDER BY the position hands
+# out the ids in the batch's order, which is the order the streams send points in.
+_INSERT_POINTS_FROM_ARRAYS = text(
+    """
+    WITH stored AS (
+        INSERT INTO metric_point (attempt_id, name, step, value)
+        SELECT :attempt_id, point.name, point.step, point.value
+        FROM unnest(
+            CAST(:names AS varchar[]),
+            CAST(:steps AS integer[]),
+            CAST(:point_values AS double precision[])
+        ) WITH ORDINALITY AS point (name, step, value, position)
+        ORDER BY point.position
+        RETURNING id
+    )
+    SELECT max(id) FROM stored
+    """
+)
+
+
 def insert_points(session: Session, *, attempt_id: int, points: Sequence[Point]) -> int:
     """Store points; return the highest id given to them (0 for none), the streams' cursor."""
-    # One executemany, not an ORM object per point: a class's runs store thousands a minute.
+    # One statement, not an ORM object per point: a class's runs store thousands a minute.
     if not points:
         return 0
+    if session.get_bind().dialect.name == "postgresql":
+        highest = session.execute(
+            _INSERT_POINTS_FROM_ARRAYS,
+            {
+                "attempt_id": attempt_id,
+                "names": [name for name, _, _ in points],
+                "steps": [step for _, step, _ in points],
+                "point_values": [_stored_value(value) for _, _, value in points],
+            },
+        ).scalar_one()
+        return int(highest)
     ids = session.scalars(
         insert(MetricPoint).returning(col(MetricPoint.id)),
         [

@@ -103,3 +103,30 @@ def test_the_heartbeat_carries_the_cancel_request_to_the_run(
     assert store.cancel_requested.is_set()
     after = read(engine, attempt_id).heartbeat_at
     assert before is not None and after is not None and after >= before
+
+
+def test_a_batch_is_stored_in_its_order_and_returns_its_highest_id(engine: Engine) -> None:
+    # On PostgreSQL a batch goes in as three arrays (evidence.insert_points): the ids must still
+    # follow the batch's order (the streams send points by id), and non-finite values be NULL.
+    attempt_id = add_unfinished_attempt(engine)
+    batch = [("loss", step, 1.0 / (step + 1)) for step in range(300)]
+    batch += [("grad_norm", 0, float("nan")), ("grad_norm", 1, "inf"), ("grad_norm", 2, None)]
+    with Session(engine) as session:
+        highest = evidence.insert_points(session, attempt_id=attempt_id, points=batch)
+        again = evidence.insert_points(
+            session, attempt_id=attempt_id, points=[("loss", 300, 0.001)]
+        )
+        session.commit()
+    with Session(engine) as session:
+        rows = session.exec(
+            select(MetricPoint.id, MetricPoint.name, MetricPoint.step, MetricPoint.value)
+            .where(MetricPoint.attempt_id == attempt_id)
+            .order_by(MetricPoint.id)  # type: ignore[arg-type]
+        ).all()
+    assert [(name, step) for _, name, step, _ in rows] == [
+        (name, step) for name, step, _ in batch
+    ] + [("loss", 300)]
+    assert [value for _, name, _, value in rows if name == "grad_norm"] == [None, None, None]
+    assert rows[0][3] == 1.0 and rows[299][3] == pytest.approx(1 / 300)
+    assert highest == rows[-2][0] and again == rows[-1][0] > highest
+    assert evidence.insert_points(session, attempt_id=attempt_id, points=[]) == 0
