@@ -27,6 +27,10 @@ def _stored_value(value: float | str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _as_float(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
 # PostgreSQL: one statement of three array parameters, whatever the batch's size. The list form
 # below becomes a multi-row VALUES with a placeholder per value, which psycopg parses anew in
 # Python each time (it caches short statements only) and PostgreSQL plans anew: a sixth of a
@@ -60,9 +64,10 @@ def insert_points(session: Session, *, attempt_id: int, points: Sequence[Point])
             _INSERT_POINTS_FROM_ARRAYS,
             {
                 "attempt_id": attempt_id,
-                "names": [name for name, _, _ in points],
-                "steps": [step for _, step, _ in points],
-                "point_values": [_stored_value(value) for _, _, value in points],
+                # An array holds one type: a record read back from JSON may give 1 for 1.0.
+                "names": [str(name) for name, _, _ in points],
+                "steps": [int(step) for _, step, _ in points],
+                "point_values": [_as_float(_stored_value(value)) for _, _, value in points],
             },
         ).scalar_one()
         return int(highest)

@@ -111,6 +111,7 @@ def test_a_batch_is_stored_in_its_order_and_returns_its_highest_id(engine: Engin
     attempt_id = add_unfinished_attempt(engine)
     batch = [("loss", step, 1.0 / (step + 1)) for step in range(300)]
     batch += [("grad_norm", 0, float("nan")), ("grad_norm", 1, "inf"), ("grad_norm", 2, None)]
+    batch += [("accuracy", 0, 1)]  # an int among floats, as a record read back from JSON has
     with Session(engine) as session:
         highest = evidence.insert_points(session, attempt_id=attempt_id, points=batch)
         again = evidence.insert_points(
@@ -128,5 +129,6 @@ def test_a_batch_is_stored_in_its_order_and_returns_its_highest_id(engine: Engin
     ] + [("loss", 300)]
     assert [value for _, name, _, value in rows if name == "grad_norm"] == [None, None, None]
     assert rows[0][3] == 1.0 and rows[299][3] == pytest.approx(1 / 300)
+    assert [value for _, name, _, value in rows if name == "accuracy"] == [1.0]
     assert highest == rows[-2][0] and again == rows[-1][0] > highest
     assert evidence.insert_points(session, attempt_id=attempt_id, points=[]) == 0
