@@ -231,7 +231,10 @@ def test_json_nested_too_deeply_is_a_400(client: TestClient) -> None:
 
 def api_answers(client: TestClient) -> dict[tuple[str, str], set[int]]:
     """The error statuses each API route really gives, one request per status."""
-    attempt_id = create(client)["id"]
+    # The longest run the drill allows (seconds, not the default's fraction of one): it must
+    # still be unfinished when the requests below are done and the cancel comes. An idle worker
+    # finished a default run first once, on a fast day.
+    attempt_id = create(client, knobs={"steps": 2000})["id"]
     anonymous = visitor(client.app)  # type: ignore[arg-type]
     body = {"drill": "overfit-one-batch", **PREDICTION}
     nul = {"q": "\x00"}
