@@ -42,11 +42,7 @@ def record_case_review(
         comment=form.comment,
     )
     # uq_case_review_attempt: of two reviews sent at once, one is stored.
-    store_decision_once(
-        session,
-        [review],
-        CaseReviewConflict("decision", "this case attempt has already been reviewed"),
-    )
+    store_decision_once(session, [review], CaseReviewConflict("decision", ALREADY_REVIEWED))
     session.refresh(review)
     return review
 

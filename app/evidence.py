@@ -21,14 +21,12 @@ from drills.core.registry import UnknownDrill, get_drill
 
 
 def _stored_value(value: float | str | None) -> float | None:
-    """Metric values arrive as floats or as "nan"/"inf"/"-inf" strings (JSON has no NaN)."""
+    """Metric values arrive as floats or as "nan"/"inf"/"-inf" strings (JSON has no NaN), and a
+    record read back from JSON may give 1 for 1.0: a float always (a PostgreSQL array holds one
+    type)."""
     if value is None or isinstance(value, str):
         return None
-    return value if math.isfinite(value) else None
-
-
-def _as_float(value: float | None) -> float | None:
-    return None if value is None else float(value)
+    return float(value) if math.isfinite(value) else None
 
 
 # PostgreSQL: one statement of three array parameters, whatever the batch's size. The list form
@@ -64,10 +62,10 @@ def insert_points(session: Session, *, attempt_id: int, points: Sequence[Point])
             _INSERT_POINTS_FROM_ARRAYS,
             {
                 "attempt_id": attempt_id,
-                # An array holds one type: a record read back from JSON may give 1 for 1.0.
+                # An array holds one type.
                 "names": [str(name) for name, _, _ in points],
                 "steps": [int(step) for _, step, _ in points],
-                "point_values": [_as_float(_stored_value(value)) for _, _, value in points],
+                "point_values": [_stored_value(value) for _, _, value in points],
             },
         ).scalar_one()
         return int(highest)
