@@ -55,7 +55,8 @@ class Deployment:
         self.processes[name] = start(arguments, self.log(name), self.folder, env)
 
     def process_roles(self) -> dict[str, list[psutil.Process]]:
-        """Every process of the deployment now, by role ("web", "worker", "scheduler")."""
+        """Every process of the deployment now, by role ("web", "worker", "scheduler", and in the
+        scale-out set-up "database": the local PostgreSQL server)."""
         roles: dict[str, list[psutil.Process]] = {"web": [], "worker": [], "scheduler": []}
         if self.kind == "scale-out":
             # The whole local PostgreSQL server: on the benchmark's machine it serves nothing
