@@ -160,10 +160,20 @@ def start_attempt(
         scheduler_id=runner.scheduler_id,
     )
     session.add(attempt)
-    session.commit()
-    session.refresh(attempt)
+    _commit_keeping_loaded(session)
     dispatch(session, runner, attempt)
     return attempt
+
+
+def _commit_keeping_loaded(session: Session) -> None:
+    """Commit, keeping the session's objects as they are. A new row's every field is set here
+    (its id comes back with the INSERT), so reading it back after the commit, as an expired
+    object would, only cost a query on every run's start."""
+    session.expire_on_commit = False
+    try:
+        session.commit()
+    finally:
+        session.expire_on_commit = True
 
 
 def dispatch(session: Session, runner: AttemptRunner, attempt: Attempt) -> None:

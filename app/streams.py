@@ -7,12 +7,12 @@ that already drew some points (`?after=`) gets only what it lacks: no point is s
 missed, whichever web process wrote, announced or serves it.
 """
 
-import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Engine, and_, bindparam, select
+import pydantic_core
+from sqlalchemy import Engine, and_, bindparam, select, text
 from sqlmodel import col
 from starlette.concurrency import run_in_threadpool
 
@@ -24,13 +24,15 @@ from app.models import Attempt, AttemptStatus, MetricPoint
 LOOK_ANYWAY_S = 2.0
 
 
-Point = tuple[int, str, int, float | None]  # (id, metric, step, value)
+# (metric, step, value): a row's slice, or a list from SQLite's JSON; both unpack and encode alike.
+Point = tuple[str, int, float | None]
 
 
 @dataclass(frozen=True)
 class Snapshot:
     status: str
-    points: list[Point]  # by id
+    points: list[Point]  # in id order
+    cursor: int  # the highest id among the points (the cursor read after, when there are none)
 
     @property
     def final(self) -> bool:
@@ -59,23 +61,69 @@ _READ_AFTER = (
     .order_by(col(MetricPoint.id))
 )
 
+# SQLite: the same, as one row, the points as one JSON text. Python's sqlite3 lets go of the GIL
+# for every row it steps to, and takes it back after: a stream's thread reading a run's 600 rows
+# while the event loop is busy waited for the GIL 600 times (measured: 3.7 ms of its CPU and
+# 180 ms of wall time, against 0.45 ms and 4 ms as one row). Values are written with 17
+# significant digits, which read back exactly (SQLite's own JSON writes 15); SQLite 3.40's
+# printf rounds correctly below 1e120 in magnitude, and a float32 metric stops at 3.4e38. (Its
+# printf writes NULL, a non-finite value, as 0.0: hence the CASE.)
+_READ_AFTER_AS_JSON = text(
+    """
+    SELECT attempt.status, after.last_id, after.points
+    FROM attempt, (
+        SELECT max(id) AS last_id,
+               '[' || group_concat(
+                   '[' || json_quote(name) || ',' || step || ','
+                       || CASE WHEN value IS NULL THEN 'null'
+                               ELSE printf('%!.17g', value) END
+                       || ']',
+                   ','
+               ) || ']' AS points
+        FROM (
+            SELECT id, name, step, value FROM metric_point
+            WHERE attempt_id = :attempt_id AND id > :cursor
+            ORDER BY id
+        )
+    ) AS after
+    WHERE attempt.id = :attempt_id
+    """
+)
+
 
 def read_after(engine: Engine, attempt_id: int, cursor: int) -> Snapshot:
     """The attempt's status and its points stored after `cursor`. Read together: points read
     with a final status are all there is (the final record is stored in one transaction)."""
+    parameters = {"attempt_id": attempt_id, "cursor": cursor}
     with engine.connect() as connection:
-        rows = connection.execute(_READ_AFTER, {"attempt_id": attempt_id, "cursor": cursor}).all()
+        if engine.dialect.name == "sqlite":
+            status, last_id, points = connection.execute(_READ_AFTER_AS_JSON, parameters).one()
+            if points is None:
+                return Snapshot(status, [], cursor)
+            return Snapshot(status, pydantic_core.from_json(points), int(last_id))
+        rows = connection.execute(_READ_AFTER, parameters).all()
     status = rows[0][0]
     if rows[0][1] is None:  # the outer join's one row: no point after the cursor
-        return Snapshot(status, [])
+        return Snapshot(status, [], cursor)
     # A slice of a row is a plain tuple: no unpacking and repacking of every point. (Every row
     # has a point's id now: the join found some.)
-    return Snapshot(status, cast(list[Point], [row[1:] for row in rows]))
+    return Snapshot(status, cast(list[Point], [row[2:] for row in rows]), cast(int, rows[-1][1]))
 
 
-def points_event(points: list[Point]) -> dict[str, str]:
-    payload = [point[1:] for point in points]  # [metric, step, value]: JSON makes a tuple a list
-    return {"event": "points", "id": str(points[-1][0]), "data": json.dumps({"points": payload})}
+# Each stream's events are written here, not by sse_starlette's ServerSentEvent: every field is
+# known to be one line (a status word, a number, compact JSON), so there is nothing to split, and
+# the events of one look at the database go out as one chunk, one send through the middleware.
+def encode_event(event: str, data: bytes, event_id: int | None = None) -> bytes:
+    head = b"id: %d\r\n" % event_id if event_id is not None else b""
+    return b"%sevent: %s\r\ndata: %s\r\n\r\n" % (head, event.encode(), data)
+
+
+def points_event(points: list[Point], cursor: int) -> bytes:
+    """[[metric, step, value], ...], under the stream's cursor as its id."""
+    # pydantic-core's encoder (FastAPI's own dependency) writes the same JSON, with floats that
+    # read back exactly, about seven times faster than json.dumps: a run's 600 points cost
+    # 0.5 ms of the web process's CPU with the latter.
+    return encode_event("points", pydantic_core.to_json({"points": points}), cursor)
 
 
 Rename = Callable[[str], str | None]
@@ -84,10 +132,10 @@ Rename = Callable[[str], str | None]
 def renamed(points: list[Point], rename: Rename) -> list[Any]:
     """The points a viewer may see, under the names it shows them by (None: not shown)."""
     shown = []
-    for point_id, name, step, value in points:
+    for name, step, value in points:
         label = rename(name)
         if label is not None:
-            shown.append((point_id, label, step, value))
+            shown.append((label, step, value))
     return shown
 
 
@@ -98,26 +146,31 @@ async def attempt_events(
     *,
     after: int = 0,
     rename: Rename | None = None,
-) -> AsyncIterator[dict[str, Any]]:
-    """`rename` maps each metric name to the name the viewer sees, or None to leave it out (a
-    case shows its runs under neutral names: a drill's may tell the cause)."""
+) -> AsyncIterator[bytes]:
+    """The stream's events, encoded: each chunk holds what one look at the database found.
+    `rename` maps each metric name to the name the viewer sees, or None to leave it out (a case
+    shows its runs under neutral names: a drill's may tell the cause)."""
     # Subscribe before the first read, so a change stored in between still wakes the loop.
     subscription = broker.subscribe(attempt_id)
     try:
         cursor, status = after, None
         while True:
             snapshot = await run_in_threadpool(read_after, engine, attempt_id, cursor)
+            events = []
             if snapshot.status != status:
                 status = snapshot.status
-                yield {"event": "status", "data": status}
+                events.append(encode_event("status", status.encode()))
             if snapshot.points:
-                cursor = snapshot.points[-1][0]
+                cursor = snapshot.cursor
                 points = renamed(snapshot.points, rename) if rename else snapshot.points
                 if points:
-                    yield points_event(points)
+                    events.append(points_event(points, cursor))
             if snapshot.final:
-                yield {"event": "done", "data": status}
+                events.append(encode_event("done", snapshot.status.encode()))
+                yield b"".join(events)
                 return
+            if events:
+                yield b"".join(events)
             await subscription.wait(LOOK_ANYWAY_S)
     finally:
         broker.unsubscribe(attempt_id, subscription)

@@ -122,7 +122,8 @@ class MetricPoint(SQLModel, table=True):
     """One value of one metric at one step, stored as it streams in from the worker."""
 
     __tablename__ = "metric_point"
-    __table_args__ = (Index("ix_metric_point_attempt_name_step", "attempt_id", "name", "step"),)
+    # Every reader wants one attempt's points after a cursor, in id order (migration 0015).
+    __table_args__ = (Index("ix_metric_point_attempt_id_id", "attempt_id", "id"),)
 
     id: int | None = Field(default=None, primary_key=True)
     attempt_id: int = Field(foreign_key="attempt.id", ondelete="CASCADE")
