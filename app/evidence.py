@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import insert, text
 from sqlmodel import Session, col, delete, select
 
+from app import point_reads
 from app.case_records import reveal_after_run
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, drill_page_runs, utcnow
 from app.review_misses import note_drill_miss
@@ -182,18 +183,14 @@ def series_and_cursor(
 ) -> tuple[dict[str, list[list[Any]]], int]:
     """The attempt's series, and the highest point id among them: a live view drawn from these
     asks its stream for the points after that id only."""
-    rows = session.exec(
-        select(MetricPoint.id, MetricPoint.name, MetricPoint.step, MetricPoint.value)
-        .where(MetricPoint.attempt_id == attempt_id)
-        # Insertion order: series come out in the order the drill first reported them.
-        .order_by(col(MetricPoint.id))
-    ).all()
+    # Insertion order: series come out in the order the drill first reported them.
+    stored = point_reads.points_after(session.connection(), attempt_id=attempt_id)
     series: dict[str, list[list[Any]]] = defaultdict(list)
-    for _, name, step, value in rows:
+    for name, step, value in stored.points:
         series[name].append([step, value])
     for points in series.values():
         points.sort(key=lambda point: int(point[0]))  # stragglers stored last still fall in line
-    return dict(series), int(rows[-1][0] or 0) if rows else 0
+    return dict(series), stored.cursor
 
 
 def attempts_for(session: Session, *, learner_id: int, drill_slug: str | None) -> list[Attempt]:

@@ -9,23 +9,21 @@ missed, whichever web process wrote, announced or serves it.
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import pydantic_core
 from sqlalchemy import Engine, and_, bindparam, select, text
 from sqlmodel import col
 from starlette.concurrency import run_in_threadpool
 
+from app import point_reads
 from app.broker import AttemptEventBroker
 from app.models import Attempt, AttemptStatus, MetricPoint
+from app.point_reads import Point
 
 # A stream looks at the database at least this often even without a wake-up: the backstop for
 # one lost while a change feed reconnects. Cheap: one indexed query per open stream.
 LOOK_ANYWAY_S = 2.0
-
-
-# (metric, step, value): a row's slice, or a list from SQLite's JSON; both unpack and encode alike.
-Point = tuple[str, int, float | None]
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,16 @@ class Snapshot:
 
 
 # One statement, so status and points come from one snapshot; Core, not the ORM: every open
-# stream runs it at each change of its attempt.
+# stream runs it at each change of its attempt. On SQLite the points come as one JSON text
+# (app/point_reads.py says why); elsewhere as rows, the outer join giving one row without a point
+# when there is none after the cursor.
+_READ_AFTER_SQLITE = text(
+    f"""
+    SELECT attempt.status, after.last_id, after.points
+    FROM attempt, ({point_reads.SQLITE_POINTS_AS_JSON}) AS after
+    WHERE attempt.id = :attempt_id
+    """
+)
 _READ_AFTER = (
     select(
         col(Attempt.status),
@@ -61,35 +68,6 @@ _READ_AFTER = (
     .order_by(col(MetricPoint.id))
 )
 
-# SQLite: the same, as one row, the points as one JSON text. Python's sqlite3 lets go of the GIL
-# for every row it steps to, and takes it back after: a stream's thread reading a run's 600 rows
-# while the event loop is busy waited for the GIL 600 times (measured: 3.7 ms of its CPU and
-# 180 ms of wall time, against 0.45 ms and 4 ms as one row). Values are written with 17
-# significant digits, which read back exactly (SQLite's own JSON writes 15); SQLite 3.40's
-# printf rounds correctly below 1e120 in magnitude, and a float32 metric stops at 3.4e38. (Its
-# printf writes NULL, a non-finite value, as 0.0: hence the CASE.)
-_READ_AFTER_AS_JSON = text(
-    """
-    SELECT attempt.status, after.last_id, after.points
-    FROM attempt, (
-        SELECT max(id) AS last_id,
-               '[' || group_concat(
-                   '[' || json_quote(name) || ',' || step || ','
-                       || CASE WHEN value IS NULL THEN 'null'
-                               ELSE printf('%!.17g', value) END
-                       || ']',
-                   ','
-               ) || ']' AS points
-        FROM (
-            SELECT id, name, step, value FROM metric_point
-            WHERE attempt_id = :attempt_id AND id > :cursor
-            ORDER BY id
-        )
-    ) AS after
-    WHERE attempt.id = :attempt_id
-    """
-)
-
 
 def read_after(engine: Engine, attempt_id: int, cursor: int) -> Snapshot:
     """The attempt's status and its points stored after `cursor`. Read together: points read
@@ -97,17 +75,14 @@ def read_after(engine: Engine, attempt_id: int, cursor: int) -> Snapshot:
     parameters = {"attempt_id": attempt_id, "cursor": cursor}
     with engine.connect() as connection:
         if engine.dialect.name == "sqlite":
-            status, last_id, points = connection.execute(_READ_AFTER_AS_JSON, parameters).one()
-            if points is None:
-                return Snapshot(status, [], cursor)
-            return Snapshot(status, pydantic_core.from_json(points), int(last_id))
-        rows = connection.execute(_READ_AFTER, parameters).all()
-    status = rows[0][0]
-    if rows[0][1] is None:  # the outer join's one row: no point after the cursor
-        return Snapshot(status, [], cursor)
-    # A slice of a row is a plain tuple: no unpacking and repacking of every point. (Every row
-    # has a point's id now: the join found some.)
-    return Snapshot(status, cast(list[Point], [row[2:] for row in rows]), cast(int, rows[-1][1]))
+            status, last_id, points = connection.execute(_READ_AFTER_SQLITE, parameters).one()
+            after = point_reads.from_json(last_id, points, cursor)
+        else:
+            rows = connection.execute(_READ_AFTER, parameters).all()
+            status = rows[0][0]
+            with_points = [] if rows[0][1] is None else list(rows)
+            after = point_reads.from_rows(with_points, cursor)
+    return Snapshot(status, after.points, after.cursor)
 
 
 # Each stream's events are written here, not by sse_starlette's ServerSentEvent: every field is

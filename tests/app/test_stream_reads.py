@@ -119,6 +119,15 @@ def test_points_after_a_cursor_come_in_id_order_and_encode_exactly(database_url:
     assert nothing_new.points == [] and nothing_new.cursor == ids[-1]
     assert nothing_new.status == AttemptStatus.running
 
+    # A page draws the same points as series: by metric in the order first reported, each by step.
+    with DatabaseSession(engine) as session:
+        series, page_cursor = evidence.series_and_cursor(session, attempt_id=attempt_id)
+    assert page_cursor == ids[-1]
+    assert list(series) == ["loss", "grad_norm", "accuracy"]
+    for name, drawn in series.items():
+        stored = [(step, value) for metric, step, value in everything.points if metric == name]
+        assert [tuple(point) for point in drawn] == sorted(stored, key=lambda point: point[0])
+
     chunk = points_event(later.points, later.cursor)
     assert chunk.startswith(f"id: {ids[-1]}\r\nevent: points\r\ndata: ".encode())
     assert chunk.endswith(b"\r\n\r\n") and chunk.count(b"\r\n") == 4  # one line per field
