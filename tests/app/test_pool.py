@@ -116,10 +116,15 @@ def test_the_cluster_speaks_tls_only_and_serves_no_http_pages(
 ) -> None:
     app, _ = embedded
     runner_client: Client = app.state.runner.client
-    address = runner_client.scheduler.address
+    cluster = app.state.runner._cluster
+    address = cluster.scheduler_address
     assert address.startswith("tls://127.0.0.1:")
     with pytest.raises(TypeError, match="TLS"):
         Client(address, timeout=5)  # any other local process, without the credentials
+    # Its only other listener is in-process (no socket): the web process's own client uses it.
+    listeners = [listener.contact_address for listener in cluster.scheduler.listeners]
+    assert [other for other in listeners if other != address] == [runner_client.scheduler.address]
+    assert runner_client.scheduler.address.startswith("inproc://")
 
     scheduler_http = app.state.runner._cluster.scheduler.http_server.port
     worker_http = runner_client.run(lambda dask_worker: dask_worker.http_server.port)
