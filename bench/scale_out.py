@@ -7,7 +7,8 @@ throughput against the compute limit, latency at low load, and a class in the sc
 
 For each setup x workers x web processes (the embedded set-up has one) it starts a deployment
 (bench/deployments.py), warms it up with one run per worker, then measures each load in turn:
-`--submitters N` (closed loop: post, follow to `done`, post again; no pages, no pauses) and
+`--submitters N` (closed loop: post, follow to `done`, post again; no pages; `--pause S`: a
+random pause of up to S seconds before each post) and
 `--learners N` (bench/class_load.py's simulated class). Around each load's window it reads the
 CPU time of every process by role (web, worker, scheduler, and in the scale-out set-up the local
 PostgreSQL server; bench/process_cpu.py) and its own (the clients'), and divides each by the runs
@@ -101,6 +102,7 @@ def measure(
     *,
     think_s: float,
     arrive_over_s: float,
+    pause_s: float = 0.0,
 ) -> dict[str, Any]:
     """One window of one load; the row of the table."""
     load_average = os.getloadavg()[0]
@@ -115,7 +117,7 @@ def measure(
     client_cpu_before = time.process_time()
     started = time.monotonic()
     if load.kind == "submitters":
-        runs = submit_until(sessions, seconds)
+        runs = submit_until(sessions, seconds, pause_s=pause_s)
     else:
         teach(class_list, seconds, arrive_over_s=arrive_over_s)
     window_s = time.monotonic() - started
@@ -257,6 +259,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60, help="each load's window")
     parser.add_argument("--think", type=float, default=2.0, help="learners' mean pause (s)")
     parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.0,
+        help="submitters: a random pause in [0, PAUSE) s before each run (the low-load latency)",
+    )
+    parser.add_argument(
         "--arrive-over",
         type=float,
         default=ARRIVALS_S,
@@ -296,6 +304,7 @@ def main() -> None:
                             compute_alone_s,
                             think_s=args.think,
                             arrive_over_s=args.arrive_over,
+                            pause_s=args.pause,
                         )
                         | {"worker_cores": args.worker_cores}
                     )

@@ -1,7 +1,8 @@
 """Closed-loop submitters: each posts a run (overfit-one-batch, 200 steps), follows its event
-stream to `done`, and posts the next at once: no pages, no pauses; what a browser asks of the
-server for one run, nothing more (compute times are read from the database afterwards). The load
-of the issue's "8 submitters"; with 1 submitter, the latency at low load.
+stream to `done`, and posts the next at once (or after a random pause, `pause_s`): no pages;
+what a browser asks of the server for one run, nothing more (compute times are read from the
+database afterwards). The load of the issue's "8 submitters"; with 1 submitter and a pause, the
+latency at low load.
 
 Submitter i uses web process i mod n (a load balancer that keeps a browser on one process); the
 stream's points come from the database either way (the worker writes them, any web process
@@ -10,6 +11,7 @@ streams them).
 
 import itertools
 import os
+import random
 import threading
 import time
 import urllib.error
@@ -59,16 +61,24 @@ def stream_one_run(session: Session, seed: int) -> dict[str, float]:
     }
 
 
-def submit_until(sessions: list[Session], seconds: float, *, first_seed: int = 0) -> SubmitterRuns:
+def submit_until(
+    sessions: list[Session], seconds: float, *, first_seed: int = 0, pause_s: float = 0.0
+) -> SubmitterRuns:
     """Every session submits in a loop until `seconds` are up, at least once (seconds=0: one
     run each, a warm-up); a run under way then is followed to its end and counted (the
-    caller's window includes it)."""
+    caller's window includes it). `pause_s`: before each run, a pause drawn evenly from
+    [0, pause_s). Without one, a lone submitter posts the moment its `done` arrives, so its runs
+    keep step with the SQLite change feed's 0.1 s looks, and each POST -> done comes out a
+    whole number of looks (200 or 300 ms for a 180 ms drill): a learner clicks at any moment."""
     runs = SubmitterRuns()
     deadline = time.monotonic() + seconds
 
     def submitter(index: int, session: Session) -> None:
         seed = first_seed + 100_000 * index
+        pauses = random.Random(seed)
         while True:
+            if pause_s:
+                time.sleep(pauses.uniform(0, pause_s))
             try:
                 sample = stream_one_run(session, seed)
             except (OSError, urllib.error.URLError, RuntimeError, KeyError) as error:
