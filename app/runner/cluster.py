@@ -52,7 +52,7 @@ def in_process_address(cluster: LocalCluster) -> str:
     """The embedded scheduler's in-process listener. A client in the scheduler's own process
     reaches it without a socket: no TLS, no serialisation of its messages. Over loopback TLS
     both ends of every message (submit, done, release, the pool counts) were this process's CPU:
-    1.2 ms per run of the web process, measured with 300 runs one after another."""
+    Dask's thread in the web process went from 5.4 to 4.0 ms per run under 8 submitters."""
     assert cluster.scheduler is not None  # a LocalCluster's scheduler is in its process
     for listener in cluster.scheduler.listeners:
         if listener.contact_address.startswith("inproc://"):
