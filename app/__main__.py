@@ -31,6 +31,14 @@ def read_password(from_stdin: bool) -> str:
     return first
 
 
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # Dask logs a connection that closed under a send (a worker stopping or killed, the server
+    # shutting down) at INFO, with a traceback an operator would take for a crash; what it means
+    # for a run, the runner reports itself ("worker lost"). Its failed writes stay: ERROR.
+    logging.getLogger("distributed.batched").setLevel(logging.WARNING)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m app")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -65,7 +73,7 @@ def main() -> None:
     if args.command in cluster_commands.NAMES:
         cluster_commands.run(args)  # cluster hosts have no DRILLBOOK_* settings to read
         return
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging()
     try:
         settings = Settings()
     except ValidationError as error:  # each message names its DRILLBOOK_* variable
