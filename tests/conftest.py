@@ -15,6 +15,7 @@ from sqlmodel import Session
 
 from app.accounts import create_user
 from app.config import Settings
+from app.db import make_engine
 from app.main import create_app
 from app.migrate import upgrade
 from app.models import Role, User
@@ -36,6 +37,15 @@ def database_url(tmp_path: Path) -> Iterator[str]:
     url = f"sqlite:///{tmp_path / 'drillbook.sqlite3'}"
     upgrade(url)
     yield url
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    """An engine on the test's database, disposed afterwards: on PostgreSQL a pool left to the
+    garbage collector warns (an unclosed connection) inside a later test."""
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
 
 
 @pytest.fixture(scope="session")

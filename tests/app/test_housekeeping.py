@@ -1,11 +1,9 @@
 """The housekeeping: each unfinished attempt judged from its row and the pool, by one web process
 at a time (the leader), so every verdict is given once."""
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session
 
@@ -108,13 +106,6 @@ class FakeRunner:
 
     def restart_worker(self, address: str) -> None:
         self.restarted.append(address)
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
 
 
 def sweepers(engine: Engine, database_url: str, count: int) -> list[Housekeeping]:

@@ -1,27 +1,17 @@
 """What a worker stores while it runs: the claim happens once, points land once, the final record
 only on an unfinished attempt, and the learner's cancel reaches the run through the heartbeat."""
 
-from collections.abc import Iterator
-
 import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from app import evidence
 from app.attempts import cancel_attempt
-from app.db import make_engine
 from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runner.progress_store import ProgressStore
 from tests.app.factories import add_unfinished_attempt
 
 RECORD = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0], [2, 0.5]]}}
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
 
 
 def read(engine: Engine, attempt_id: int) -> Attempt:

@@ -21,7 +21,6 @@ from sqlmodel import Session, func, select
 
 from app import accounts, submissions
 from app.accounts import AccountError, create_user
-from app.db import make_engine
 from app.models import Review, Role, Submission, User
 from app.routes import reviews
 from drills.core.registry import get_drill
@@ -149,13 +148,6 @@ def test_simultaneous_registrations_of_one_name_store_one(
 
 
 # -- the same paths, deterministically ----------------------------------------------------------
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
-
-
 def test_a_review_stored_after_the_status_check_is_a_conflict(engine: Engine) -> None:
     instructor_id = add_user(engine, "ida", Role.instructor)
     learner_id = add_user(engine, "lee")

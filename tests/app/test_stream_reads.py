@@ -6,7 +6,7 @@ import json
 import math
 import random
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
@@ -17,7 +17,6 @@ from sqlmodel import col, select
 from app import evidence
 from app.broker import AttemptEventBroker
 from app.change_feed import SqlitePoller
-from app.db import make_engine
 from app.models import AttemptStatus, MetricPoint
 from app.streams import encode_event, points_event, read_after
 from tests.app.factories import add_unfinished_attempt
@@ -49,13 +48,6 @@ class _Watching:
 
     def publish(self, attempt_id: int) -> None:
         pass
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()  # on PostgreSQL a pool left to the garbage collector warns in a later test
 
 
 def test_the_streams_and_the_change_feed_read_points_by_attempt_and_id_without_sorting(

@@ -30,13 +30,6 @@ class Clock:
 
 
 @pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
 def session(engine: Engine) -> Iterator[Session]:
     with Session(engine) as session:
         yield session

@@ -3,7 +3,6 @@ drops a message: a database that says "not now" is tried again until it takes th
 message that can never be stored ends its attempt `failed`, saying why; an attempt that has
 already ended is left as it is."""
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,18 +12,10 @@ from sqlmodel import Session, select
 
 from app import evidence
 from app.broker import AttemptEventBroker
-from app.db import make_engine
 from app.evidence_writer import EvidenceWriter
 from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runner.events import Ended, Finished
 from tests.app.factories import add_unfinished_attempt
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    yield engine
-    engine.dispose()
 
 
 def run_writer(engine: Engine, *messages: Any) -> list[float]:
