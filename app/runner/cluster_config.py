@@ -46,4 +46,9 @@ CLUSTER_CONFIG: dict[str, Any] = {
 # sets for itself: there it would refuse the tcp:// address a developer may use.)
 EXTERNAL_CLUSTER_CONFIG: dict[str, Any] = CLUSTER_CONFIG | {
     "distributed.comm.require-encryption": True,
+    # Dask's own logging levels, added to its defaults: a connection that closed under a send
+    # (a worker stopping, the scheduler shutting down) is logged at INFO with a traceback an
+    # operator would take for a crash; its failed writes stay (ERROR). The web process's own
+    # log leaves it out the same way (`app.__main__.configure_logging`).
+    "distributed.logging": {"distributed.batched": "warning"},
 }

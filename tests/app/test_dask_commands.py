@@ -3,6 +3,7 @@ back the way Dask itself reads them (its click commands, its environment parser)
 
 import argparse
 import json
+import logging
 import os
 import re
 import subprocess
@@ -101,6 +102,26 @@ def test_dask_reads_the_variables_back_as_the_cluster_config() -> None:
     assert json.loads(result.stdout) == EXTERNAL_CLUSTER_CONFIG
     assert EXTERNAL_CLUSTER_CONFIG["distributed.scheduler.allowed-failures"] == 0
     assert EXTERNAL_CLUSTER_CONFIG["distributed.comm.require-encryption"] is True
+
+
+def test_the_external_processes_log_no_closed_connection_but_failed_writes() -> None:
+    # As `dask scheduler` and `dask worker` start: distributed sets up its logging on import.
+    code = (
+        "import logging, distributed; "
+        "print(logging.getLogger('distributed.batched').getEffectiveLevel(), "
+        "logging.getLogger('distributed.scheduler').getEffectiveLevel())"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PATH": os.environ["PATH"], **dask_environment(EXTERNAL_CLUSTER_CONFIG)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    # "Batched Comm Closed" (INFO) is left out, "Error in batched write" (ERROR) is not, and the
+    # rest of Dask's INFO lines (workers joining and leaving) still show.
+    assert result.stdout.split() == [str(logging.WARNING), str(logging.INFO)]
 
 
 def test_a_worker_needs_a_tls_scheduler_address(certs: Path) -> None:
