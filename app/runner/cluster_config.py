@@ -39,6 +39,11 @@ CLUSTER_CONFIG: dict[str, Any] = {
     # Each worker has one thread and the scheduler queues what no worker can start yet, so there
     # is never a second task on a worker to steal; the balancing pass ran ten times a second.
     "distributed.scheduler.work-stealing": False,
+    # Every worker samples its threads' stacks every 10 ms for the dashboard's profile page,
+    # which these clusters do not serve: in its event loop, taking the interpreter from the run
+    # it interrupts, and all the time, busy or idle. An idle worker spent 30 ms of CPU per
+    # second on it (psutil, per thread).
+    "distributed.worker.profile.enabled": False,
 }
 
 # An external cluster listens on the network: besides speaking TLS, its scheduler and workers
