@@ -29,6 +29,8 @@ class MetricRecorder:
         flush_interval_s: float = 0.1,
         max_wait_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        # The CPU time of the thread that reports the points, the run's own: the recorder is
+        # made and fed in the thread that trains (drills.core.runner.run_drill).
         work_clock: Callable[[], float] = time.thread_time,
     ) -> None:
         self.series: dict[str, list[list[float]]] = {}
