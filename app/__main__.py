@@ -20,6 +20,7 @@ from app.db import make_engine
 from app.migrate import upgrade
 from app.models import Role
 from app.portfolio.verify_cli import verify_export
+from app.runner.cluster_config import QUIET_DASK_LOGGERS
 
 
 def read_password(from_stdin: bool) -> str:
@@ -33,10 +34,8 @@ def read_password(from_stdin: bool) -> str:
 
 def configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    # Dask logs a connection that closed under a send (a worker stopping or killed, the server
-    # shutting down) at INFO, with a traceback an operator would take for a crash; what it means
-    # for a run, the runner reports itself ("worker lost"). Its failed writes stay: ERROR.
-    logging.getLogger("distributed.batched").setLevel(logging.WARNING)
+    for name, level in QUIET_DASK_LOGGERS.items():
+        logging.getLogger(name).setLevel(level.upper())
 
 
 def main() -> None:

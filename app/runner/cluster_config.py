@@ -46,14 +46,18 @@ CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
 }
 
+# Dask loggers whose INFO lines say less than they seem to: a connection that closed under a
+# send (a worker stopping or killed, a scheduler shutting down) comes with a traceback an
+# operator would take for a crash; what it means for a run, the runner reports itself ("worker
+# lost"). Their failed writes stay: ERROR. The web process sets these levels on its own loggers
+# (`app.__main__.configure_logging`); an external scheduler and its workers read them from
+# their configuration (Dask adds them to its defaults when it sets up its logging).
+QUIET_DASK_LOGGERS: dict[str, str] = {"distributed.batched": "warning"}
+
 # An external cluster listens on the network: besides speaking TLS, its scheduler and workers
 # refuse any peer that tries plain TCP. (Not part of CLUSTER_CONFIG, which the web process also
 # sets for itself: there it would refuse the tcp:// address a developer may use.)
 EXTERNAL_CLUSTER_CONFIG: dict[str, Any] = CLUSTER_CONFIG | {
     "distributed.comm.require-encryption": True,
-    # Dask's own logging levels, added to its defaults: a connection that closed under a send
-    # (a worker stopping, the scheduler shutting down) is logged at INFO with a traceback an
-    # operator would take for a crash; its failed writes stay (ERROR). The web process's own
-    # log leaves it out the same way (`app.__main__.configure_logging`).
-    "distributed.logging": {"distributed.batched": "warning"},
+    "distributed.logging": QUIET_DASK_LOGGERS,
 }

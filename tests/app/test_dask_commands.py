@@ -86,20 +86,27 @@ def test_both_commands_carry_the_cluster_config(certs: Path) -> None:
     assert scheduler.environment == worker.environment == dask_environment(EXTERNAL_CLUSTER_CONFIG)
 
 
-def test_dask_reads_the_variables_back_as_the_cluster_config() -> None:
-    code = (
-        "import json, sys, dask, distributed; "
-        "print(json.dumps({key: dask.config.get(key) for key in json.loads(sys.argv[1])}))"
-    )
+def with_the_cluster_environment(code: str, *args: str) -> str:
+    """What Python code prints in a fresh interpreter with only the external cluster's
+    variables set, as `dask scheduler` and `dask worker` start."""
     result = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(list(EXTERNAL_CLUSTER_CONFIG))],
+        [sys.executable, "-c", code, *args],
         env={"PATH": os.environ["PATH"], **dask_environment(EXTERNAL_CLUSTER_CONFIG)},
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     )
-    assert json.loads(result.stdout) == EXTERNAL_CLUSTER_CONFIG
+    return result.stdout
+
+
+def test_dask_reads_the_variables_back_as_the_cluster_config() -> None:
+    code = (
+        "import json, sys, dask, distributed; "
+        "print(json.dumps({key: dask.config.get(key) for key in json.loads(sys.argv[1])}))"
+    )
+    printed = with_the_cluster_environment(code, json.dumps(list(EXTERNAL_CLUSTER_CONFIG)))
+    assert json.loads(printed) == EXTERNAL_CLUSTER_CONFIG
     assert EXTERNAL_CLUSTER_CONFIG["distributed.scheduler.allowed-failures"] == 0
     assert EXTERNAL_CLUSTER_CONFIG["distributed.comm.require-encryption"] is True
 
@@ -111,17 +118,10 @@ def test_the_external_processes_log_no_closed_connection_but_failed_writes() -> 
         "print(logging.getLogger('distributed.batched').getEffectiveLevel(), "
         "logging.getLogger('distributed.scheduler').getEffectiveLevel())"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        env={"PATH": os.environ["PATH"], **dask_environment(EXTERNAL_CLUSTER_CONFIG)},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
     # "Batched Comm Closed" (INFO) is left out, "Error in batched write" (ERROR) is not, and the
     # rest of Dask's INFO lines (workers joining and leaving) still show.
-    assert result.stdout.split() == [str(logging.WARNING), str(logging.INFO)]
+    levels = with_the_cluster_environment(code).split()
+    assert levels == [str(logging.WARNING), str(logging.INFO)]
 
 
 def test_a_worker_needs_a_tls_scheduler_address(certs: Path) -> None:
