@@ -21,23 +21,27 @@ lint: $(VENV)/.installed
 types: $(VENV)/.installed
 	$(BIN)/mypy
 
-pytest: $(VENV)/.installed vendor browser
-	$(BIN)/python -m pytest
+# Two test processes (the machines have two cores); tests that share a module's or the browser
+# tests' server stay in one process (tests/conftest.py, shared_fixture_group).
+PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup
 
-# The app tests again, each on a throw-away PostgreSQL database (tests/postgres.py). Without a
-# server on 127.0.0.1:5432 this says so in one line, except under CI=true, where it fails.
-# Left out: the tests that start servers of their own (the class load and shutdown tests run the
-# embedded SQLite default; the external-cluster and scale-out tests run on PostgreSQL already)
-# and the pool keeper's, which touch no database; and the leak walks over every case and every
-# round variant, which read what the runs show (the SQLite run covers them; on PostgreSQL the
-# other case and round tests run).
+pytest: $(VENV)/.installed vendor browser
+	$(PYTEST)
+
+# The app tests that have a database again, each on a throw-away PostgreSQL database copied
+# from one migrated per process (tests/conftest.py). Without a server on 127.0.0.1:5432 this
+# says so in one line, except under CI=true, where it fails. Left out: the tests that start
+# servers of their own (the class load and shutdown tests run the embedded SQLite default; the
+# external-cluster and scale-out tests run on PostgreSQL already) and the pool keeper's; and the
+# leak walks over every case and every round variant, which read what the runs show (the SQLite
+# run covers them; on PostgreSQL the other case and round tests run).
 PG_LEFT_OUT := $(foreach f,class_load shutdown external_cluster scale_out pool,--ignore=tests/app/test_$(f).py) \
-	--deselect=tests/app/test_cases.py::test_no_response_of_an_open_case_names_its_cause_for_any_case \
-	--deselect=tests/app/test_rounds.py::test_no_response_names_the_setup_for_any_variant
+	--deselect=tests/app/test_cases.py::test_no_response_of_an_open_case_names_its_cause \
+	--deselect=tests/app/test_rounds.py::test_no_response_names_the_setup
 PG_PROBE := import psycopg; psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=3).close()
 pytest-postgres: $(VENV)/.installed vendor
 	@if $(BIN)/python -c '$(PG_PROBE)' 2>/dev/null; then \
-		DRILLBOOK_TEST_DATABASE=postgresql $(BIN)/python -m pytest $(PG_LEFT_OUT) tests/app; \
+		DRILLBOOK_TEST_DATABASE=postgresql $(PYTEST) $(PG_LEFT_OUT) tests/app; \
 	elif [ "$${CI:-}" = "true" ]; then \
 		echo "no PostgreSQL on 127.0.0.1:5432, and CI must test on it"; exit 1; \
 	else \

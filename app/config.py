@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     db_pool_timeout_s: float = Field(default=30.0, gt=0)
     # Dask's nanny kills a worker process above this (a backstop for a single huge allocation).
     worker_memory_limit: str = "4GiB"
+    # An embedded worker that has not registered this long after its start is replaced
+    # (app/runner/pool.py): warm-up takes 3-5 s on an idle machine, tens under a class.
+    worker_start_grace_s: float = Field(default=60.0, gt=0)
     # Signs session cookies. Required in prod; dev and test keep a generated one in data_dir.
     secret_key: str | None = None
     # Failed logins (app/security/throttle.py). Per name: locks the name for the addresses that

@@ -27,8 +27,10 @@ def throwaway_database(
     server: str = SERVER,
     prefix: str = "drillbook_bench",
     unreachable: Callable[[str, psycopg.OperationalError], NoReturn] = _stop,
+    template: str | None = None,
 ) -> Iterator[str]:
-    """A new, empty database on `server`; yields its SQLAlchemy URL and drops it afterwards.
+    """A new database on `server`, empty or a copy of the database named `template` (which
+    nobody may be connected to); yields its SQLAlchemy URL and drops it afterwards.
     `unreachable` is called when the server does not answer."""
 
     def admin() -> psycopg.Connection[tuple[Any, ...]]:
@@ -39,7 +41,8 @@ def throwaway_database(
 
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     with admin() as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
+        copy = f' TEMPLATE "{template}"' if template else ""
+        connection.execute(f'CREATE DATABASE "{name}"{copy}')
     try:
         yield (
             server.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + f"/{name}"

@@ -25,9 +25,14 @@ def _skip_unless_ci(server: str, error: psycopg.OperationalError) -> NoReturn:
 
 
 @contextmanager
-def throwaway_database() -> Iterator[str]:
-    """A new, empty database; yields its SQLAlchemy URL and drops it afterwards."""
+def throwaway_database(template: str | None = None) -> Iterator[str]:
+    """A new database, empty or a copy of `template` (a database name); yields its SQLAlchemy
+    URL and drops it afterwards."""
     with postgres.throwaway_database(
-        server=SERVER, prefix="drillbook_test", unreachable=_skip_unless_ci
+        server=SERVER, prefix="drillbook_test", unreachable=_skip_unless_ci, template=template
     ) as url:
         yield url
+
+
+def database_name(url: str) -> str:
+    return url.rsplit("/", 1)[1]

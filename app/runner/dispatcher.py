@@ -60,7 +60,11 @@ class AttemptRunner:
     def start(self) -> None:
         self.client, self._cluster = connect(self._settings)
         if self._cluster is not None:
-            self._pool_keeper = PoolKeeper(self._cluster, self._settings.workers)
+            self._pool_keeper = PoolKeeper(
+                self._cluster,
+                self._settings.workers,
+                start_grace_s=self._settings.worker_start_grace_s,
+            )
         self._count_workers()
         self._watcher.start()
 

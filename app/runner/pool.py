@@ -16,10 +16,6 @@ from distributed import LocalCluster
 
 logger = logging.getLogger(__name__)
 
-# A nanny whose worker has not registered by then is replaced. Warm-up takes 3-5 s on an idle
-# machine and can take tens of seconds on one busy with a class.
-WORKER_START_GRACE_S = 60.0
-
 
 class PoolKeeper:
     def __init__(
@@ -27,7 +23,7 @@ class PoolKeeper:
         cluster: LocalCluster,
         wanted: int,
         *,
-        start_grace_s: float = WORKER_START_GRACE_S,
+        start_grace_s: float,  # a nanny whose worker has not registered by then is replaced
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._cluster = cluster

@@ -24,6 +24,7 @@ from app.config import ROOT, Settings
 from app.main import create_app
 from app.migrate import upgrade
 from app.models import LoginFailure, User
+from app.security import passwords
 from app.security.throttle import LoginThrottle
 from tests.app.factories import DRILL, add_user, engine_of, page_token, snapshot, visitor
 from tests.conftest import PASSWORD
@@ -349,7 +350,9 @@ def test_a_rejected_registration_says_why_and_stores_nothing(anonymous: TestClie
     assert anonymous.get("/api/session").status_code == 401
 
 
-def test_registering_logs_the_new_learner_in(anonymous: TestClient) -> None:
+def test_registering_logs_the_new_learner_in(
+    anonymous: TestClient, real_password_hashing: None
+) -> None:
     browser = visitor(anonymous.app)  # type: ignore[arg-type]
     token = browser.headers["X-CSRF-Token"]
     response = browser.post(
@@ -367,7 +370,11 @@ def test_registering_logs_the_new_learner_in(anonymous: TestClient) -> None:
     # The password is stored hashed, and logs in.
     with Session(engine_of(anonymous)) as db:
         user = db.exec(select(User).where(User.username == "newcomer")).one()
-    assert user.password_hash and user.password_hash.startswith("$argon2id$")
+    # argon2id with pwdlib's recommended cost (64 MiB, 3 passes, 4 lanes), not the tests' cheap one.
+    recommended = "$argon2id$v=19$m=65536,t=3,p=4$"
+    assert user.password_hash and user.password_hash.startswith(recommended)
+    # An unknown username is verified against a hash of the same cost (no timing oracle).
+    assert passwords._DUMMY_HASH.startswith(recommended)
     assert PASSWORD not in user.password_hash
     assert post_login(anonymous, "newcomer", PASSWORD).status_code == 303
 

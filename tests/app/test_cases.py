@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 
 from app.models import Attempt, CaseAttempt
 from drills.cases.evidence import leaks
-from drills.cases.registry import get_case
+from drills.cases.registry import all_cases, get_case
 from tests.conftest import log_in, make_user
 
 CASE = "frozen-features"  # optimizer-membership, the backbone left out of the optimizer
@@ -154,6 +154,7 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
     assert cases_exported[0]["result"]["score"] == {"raw": 4, "max": 4}
     assert cases_exported[0]["result"]["diagnosis"]["leading"] == "backbone-not-optimized"
     assert all(str(still_open) not in s["id"] for s in statements)
+    wait_until_runs_end(client, still_open)  # no run is left on the shared cluster
 
 
 def test_a_wrong_verdict_and_a_wrong_fix_score_as_such(client: TestClient) -> None:
@@ -259,6 +260,7 @@ def test_the_budget_holds_when_pressed_twice_at_once(client: TestClient) -> None
         thread.join()
     assert sorted(codes) == [303, 409]
     assert len(case_json(client, case_attempt_id)["experiments_spent"]) == 1
+    wait_until_runs_end(client, case_attempt_id)
 
 
 def test_another_learner_cannot_read_a_case_attempt(client: TestClient) -> None:
@@ -287,6 +289,7 @@ def test_bad_input_names_the_field_and_stores_nothing(client: TestClient) -> Non
     assert 'id="error-leading"' in response.text
     assert case_json(client, case_attempt_id)["stage"] == "diagnosing"
     assert client.post("/cases/no-such-case/attempts").status_code == 404
+    wait_until_runs_end(client, case_attempt_id)
 
 
 @pytest.mark.parametrize("path", ["/cases/attempts/1", "/api/cases/attempts/1"])
@@ -366,62 +369,62 @@ def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: 
 
 
 @pytest.mark.slow
-def test_no_response_of_an_open_case_names_its_cause_for_any_case(client: TestClient) -> None:
-    """Every case of the pool, opened for real: the symptom and every experiment run (budget
-    raised to allow them all), then every response a learner can get before the verdict
-    (pages, JSON, each run's event stream, refusals) is searched for the cause's telltales."""
-    from drills.cases.registry import all_cases
-
-    for case in all_cases():
-        case_attempt_id = open_case(client, case.key)
-        with Session(engine_of(client)) as session:
-            row = session.get(CaseAttempt, case_attempt_id)
-            assert row is not None
-            row.budget = len(case.case_set.experiments)
-            session.add(row)
-            session.commit()
-        responses = [client.get(f"/cases/attempts/{case_attempt_id}").text]
-        first = case.case_set.experiments[0].key
+@pytest.mark.parametrize("key", [case.key for case in all_cases()])
+def test_no_response_of_an_open_case_names_its_cause(client: TestClient, key: str) -> None:
+    """Every case of the pool (a test each, so the walk spreads over the test processes),
+    opened for real: the symptom and every experiment run (budget raised to allow them all),
+    then every response a learner can get before the verdict (pages, JSON, each run's event
+    stream, refusals) is searched for the cause's telltales."""
+    case = get_case(key)
+    case_attempt_id = open_case(client, case.key)
+    with Session(engine_of(client)) as session:
+        row = session.get(CaseAttempt, case_attempt_id)
+        assert row is not None
+        row.budget = len(case.case_set.experiments)
+        session.add(row)
+        session.commit()
+    responses = [client.get(f"/cases/attempts/{case_attempt_id}").text]
+    first = case.case_set.experiments[0].key
+    responses.append(
+        client.post(  # a refusal: no experiment before the diagnosis
+            f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": first}
+        ).text
+    )
+    responses.append(
+        client.post(  # a 422 echoing the form
+            f"/cases/attempts/{case_attempt_id}/diagnosis", data={"leading": "cause-1"}
+        ).text
+    )
+    client.post(
+        f"/cases/attempts/{case_attempt_id}/diagnosis",
+        data={
+            "leading": "cause-1",
+            "alternatives": ["cause-2"],
+            "first_test": first,
+            "intervention": "x",
+            "confirmation": "y",
+        },
+    )
+    for experiment in case.case_set.experiments:
         responses.append(
-            client.post(  # a refusal: no experiment before the diagnosis
-                f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": first}
+            client.post(
+                f"/cases/attempts/{case_attempt_id}/experiments",
+                data={"experiment": experiment.key},
+                headers={"HX-Request": "true"},
             ).text
         )
-        responses.append(
-            client.post(  # a 422 echoing the form
-                f"/cases/attempts/{case_attempt_id}/diagnosis", data={"leading": "cause-1"}
-            ).text
-        )
-        client.post(
-            f"/cases/attempts/{case_attempt_id}/diagnosis",
-            data={
-                "leading": "cause-1",
-                "alternatives": ["cause-2"],
-                "first_test": first,
-                "intervention": "x",
-                "confirmation": "y",
-            },
-        )
-        for experiment in case.case_set.experiments:
-            responses.append(
-                client.post(
-                    f"/cases/attempts/{case_attempt_id}/experiments",
-                    data={"experiment": experiment.key},
-                    headers={"HX-Request": "true"},
-                ).text
-            )
-        body = wait_until_runs_end(client, case_attempt_id, timeout=180)
-        responses += [
-            client.get(f"/cases/attempts/{case_attempt_id}").text,
-            client.get(f"/cases/attempts/{case_attempt_id}/body").text,
-            client.get("/cases").text,
-            str(body),
-        ]
-        for run in body["runs"]:
-            with client.stream("GET", f"/cases/runs/{run['id']}/events") as stream:
-                responses.append("".join(stream.iter_text()))
-        for text in responses:
-            assert leaks(case, text) == [], (case.key, leaks(case, text))
+    body = wait_until_runs_end(client, case_attempt_id, timeout=180)
+    responses += [
+        client.get(f"/cases/attempts/{case_attempt_id}").text,
+        client.get(f"/cases/attempts/{case_attempt_id}/body").text,
+        client.get("/cases").text,
+        str(body),
+    ]
+    for run in body["runs"]:
+        with client.stream("GET", f"/cases/runs/{run['id']}/events") as stream:
+            responses.append("".join(stream.iter_text()))
+    for text in responses:
+        assert leaks(case, text) == [], (case.key, leaks(case, text))
 
 
 def test_a_run_that_crashes_shows_what_pytorch_raised_not_the_drills_explanation(

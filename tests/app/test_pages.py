@@ -70,6 +70,7 @@ def test_a_plain_form_post_redirects_to_the_attempt(client: TestClient) -> None:
     )
     assert response.status_code == 303
     assert re.fullmatch(r"/attempts/\d+", response.headers["location"])
+    wait_until_final(client, int(response.headers["location"].rsplit("/", 1)[1]))
 
 
 def test_a_rejected_form_comes_back_with_the_error_and_stores_nothing(client: TestClient) -> None:

@@ -35,7 +35,7 @@ class Cluster:
 
 def test_a_closed_nanny_is_asked_for_again() -> None:
     cluster = Cluster(a=Nanny("tls://1"))
-    PoolKeeper(cluster, 2).check()  # type: ignore[arg-type]
+    PoolKeeper(cluster, 2, start_grace_s=60).check()  # type: ignore[arg-type]
     assert cluster.scaled_to == [2]
 
 

@@ -20,10 +20,12 @@ from app.models import Attempt, AttemptStatus, DiagnosisRound, Role
 from drills.cases.evidence import found_in
 from drills.core.registry import get_drill
 from drills.practice.round_answers import case_set_of, cause_of, telltales
-from drills.practice.rounds import get_variant
+from drills.practice.rounds import all_variants, get_variant
 from tests.app.clock import MONDAY, Clock
 from tests.app.factories import add_cohort, engine_of
 from tests.conftest import log_in, make_user
+
+VARIANT_KEYS = [variant.key for variant in all_variants()]
 
 
 def start_round(client: TestClient) -> int:
@@ -265,8 +267,10 @@ def test_a_run_that_came_to_nothing_gives_way_to_a_new_round(
     planted = cause_of(get_variant(stored(client, round_id)[0].variant_key)).key
     refused = answer(client, round_id, planted)
     assert refused.status_code == 409 and "ended without a result" in refused.text
-    assert start_round(client) != round_id
+    new_round = start_round(client)
+    assert new_round != round_id
     assert "no result" in client.get("/practice/rounds").text
+    wait_for_run(client, new_round)  # no run is left on the shared cluster
 
 
 def test_a_retired_setup_is_gone_and_gives_way(client: TestClient, clock: Clock) -> None:
@@ -280,8 +284,10 @@ def test_a_retired_setup_is_gone_and_gives_way(client: TestClient, clock: Clock)
         session.commit()
     assert client.get(f"/practice/rounds/{round_id}").status_code == 410
     assert answer_status(client, round_id) == 410
-    assert start_round(client) != round_id
+    new_round = start_round(client)
+    assert new_round != round_id
     assert client.get("/practice/rounds").status_code == 200
+    wait_for_run(client, new_round)
 
 
 def test_a_refusal_sent_by_htmx_is_shown(client: TestClient, clock: Clock) -> None:
@@ -387,41 +393,40 @@ def test_visitors_are_asked_to_log_in(anonymous: TestClient, path: str) -> None:
 
 
 @pytest.mark.slow
-def test_no_response_names_the_setup_for_any_variant(
-    client: TestClient, clock: Clock, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("index", range(len(all_variants())), ids=VARIANT_KEYS.__getitem__)
+def test_no_response_names_the_setup(
+    client: TestClient, clock: Clock, monkeypatch: pytest.MonkeyPatch, index: int
 ) -> None:
-    """Every variant of the catalogue, run for real through a round, then every response its
-    learner can get before the answer searched for the variant's telltales."""
+    """Every variant of the catalogue (a test each, so the walk spreads over the test
+    processes), run for real through a round, then every response its learner can get before
+    the answer searched for the variant's telltales."""
     from app import rounds
     from drills.core.knobs import resolve_knobs
-    from drills.practice.rounds import RoundDraw, all_variants
+    from drills.practice.rounds import RoundDraw
 
-    for index, variant in enumerate(all_variants()):
-        nuisance = {name: values[-1] for name, values in variant.nuisance.items()}
-        knobs = resolve_knobs(
-            get_drill(variant.drill), {**variant.base, **nuisance, **variant.knobs}
-        )
-        # Seeds as long as real draws give (a short one matches any number on the page).
-        drawn = RoundDraw(variant=variant, seed=1_234_567_000 + index, knobs=knobs)
-        monkeypatch.setattr(rounds, "draw_round", lambda *_args, drawn=drawn, **_kw: drawn)
-        round_id = start_round(client)
-        run = wait_for_run(client, round_id, timeout=180)
-        secrets = telltales(variant) | {str(drawn.seed), run.command.lower()}
-        responses = {
-            "page": client.get(f"/practice/rounds/{round_id}").text,
-            "body": client.get(f"/practice/rounds/{round_id}/body").text,
-            "list": client.get("/practice/rounds").text,
-            "a 422": client.post(
-                f"/practice/rounds/{round_id}/answer", data={"leading": "cause-1"}
-            ).text,
-        }
-        with client.stream("GET", f"/practice/rounds/{round_id}/events") as stream:
-            responses["events"] = "".join(stream.iter_text())
-        # The list names the drills of rounds already answered, which may be this one's.
-        drill_names = {variant.drill, get_drill(variant.drill).title.lower()}
-        for where, text in responses.items():
-            hidden = secrets - drill_names if where == "list" else secrets
-            assert found_in(hidden, text) == [], (variant.key, where)
-        if not run.final or run.observed_hypothesis is None:
-            continue  # a void round: the next start draws anew
+    variant = all_variants()[index]
+    nuisance = {name: values[-1] for name, values in variant.nuisance.items()}
+    knobs = resolve_knobs(get_drill(variant.drill), {**variant.base, **nuisance, **variant.knobs})
+    # Seeds as long as real draws give (a short one matches any number on the page).
+    drawn = RoundDraw(variant=variant, seed=1_234_567_000 + index, knobs=knobs)
+    monkeypatch.setattr(rounds, "draw_round", lambda *_args, **_kw: drawn)
+    round_id = start_round(client)
+    run = wait_for_run(client, round_id, timeout=180)
+    secrets = telltales(variant) | {str(drawn.seed), run.command.lower()}
+    responses = {
+        "page": client.get(f"/practice/rounds/{round_id}").text,
+        "body": client.get(f"/practice/rounds/{round_id}/body").text,
+        "list": client.get("/practice/rounds").text,
+        "a 422": client.post(
+            f"/practice/rounds/{round_id}/answer", data={"leading": "cause-1"}
+        ).text,
+    }
+    with client.stream("GET", f"/practice/rounds/{round_id}/events") as stream:
+        responses["events"] = "".join(stream.iter_text())
+    # The list names the drills of rounds already answered, which may be this one's.
+    drill_names = {variant.drill, get_drill(variant.drill).title.lower()}
+    for where, text in responses.items():
+        hidden = secrets - drill_names if where == "list" else secrets
+        assert found_in(hidden, text) == [], (variant.key, where)
+    if run.final and run.observed_hypothesis is not None:  # else a void round: nothing to answer
         assert answer(client, round_id, cause_of(variant).key).status_code == 303

@@ -81,8 +81,10 @@ def add_case_run_of_the_drill(engine: Engine, learner_id: int) -> int:
 @pytest.fixture
 def runs(anonymous: TestClient) -> dict[str, Any]:
     """Learner "lee" (logged in) with three finished attempts and points for each; another
-    learner's attempt; a case run of the same drill; an unfinished attempt."""
+    learner's attempt; a case run of the same drill; an unfinished attempt. The unfinished one
+    names the app's scheduler, so the housekeeping (once a second) leaves it unfinished."""
     engine = engine_of(anonymous)
+    scheduler = anonymous.app.state.runner.scheduler_id  # type: ignore[attr-defined]
     lee = add_user(engine, "lee")
     other = add_user(engine, "ola")
     ids = {
@@ -91,7 +93,7 @@ def runs(anonymous: TestClient) -> dict[str, Any]:
         "latest": add_attempt(engine, lee, fixed=True),
         "someone_elses": add_attempt(engine, other, fixed=True),
         "case_run": add_case_run_of_the_drill(engine, lee),
-        "unfinished": add_unfinished_attempt(engine, lee),
+        "unfinished": add_unfinished_attempt(engine, lee, scheduler_id=scheduler),
     }
     for name, losses in {"failed": [1.4, 1.39], "fixed": [1.4, 0.1], "latest": [1.3, 0.01]}.items():
         add_points(engine, ids[name], losses)
@@ -169,7 +171,8 @@ def test_the_run_itself_and_repeats_are_drawn_once(runs: dict[str, Any]) -> None
 
 def test_the_live_panel_keeps_the_comparison_when_it_refreshes(runs: dict[str, Any]) -> None:
     engine, lee = runs["engine"], runs["lee"]
-    live = add_unfinished_attempt(engine, lee, status=AttemptStatus.running)
+    scheduler = runs["client"].app.state.runner.scheduler_id
+    live = add_unfinished_attempt(engine, lee, status=AttemptStatus.running, scheduler_id=scheduler)
     # The unfinished run is the page's own run here: it may be compared with finished ones.
     page = runs["client"].get(f"/attempts/{live}?compare={runs['fixed']}").text
     assert f'hx-get="/attempts/{live}/panel?compare={runs["fixed"]}"' in page

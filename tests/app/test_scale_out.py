@@ -207,8 +207,10 @@ def test_several_web_processes_share_one_external_cluster(deployment: Deployment
     kill_group(deployment.processes["web-0"])
     for attempt_id in [item["id"] for item in sent]:
         log = follow(via_other, f"/api/attempts/{attempt_id}/events", timeout=120)
-        assert log.events[-1] == ("done", "succeeded"), deployment.tails()
         attempt = via_other.get_json(f"/api/attempts/{attempt_id}")
+        assert log.events[-1] == ("done", "succeeded"), (
+            f"{attempt['status']}: {attempt['error']}\n{deployment.tails()}"
+        )
         check_stream_matches_store(log, attempt)
         assert len(attempt["metrics"]["loss"]) == LONG_KNOBS["steps"]
 

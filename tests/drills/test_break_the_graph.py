@@ -10,7 +10,7 @@ from drills.catalog.break_the_graph import CUTS
 from drills.catalog.break_the_graph.train import BackboneAndHead, BreakConfig, forward, make_data
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "break-the-graph"

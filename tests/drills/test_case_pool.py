@@ -13,7 +13,7 @@ from drills.cases import outcomes
 from drills.cases.contract import FAMILIES, Case
 from drills.cases.draw import draw, fix_knobs
 from drills.cases.registry import all_case_sets, all_cases
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 CASES = all_cases()
 

@@ -7,7 +7,7 @@ import pytest
 
 from drills.core.contract import Chart, series_label
 from drills.core.registry import all_drills
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SNAKE_CASE = re.compile(r"\b[a-z0-9]+_[a-z0-9_]+\b")
 DRILLS = list(all_drills())

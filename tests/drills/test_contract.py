@@ -10,7 +10,7 @@ import pytest
 from drills.core.contract import Drill
 from drills.core.knobs import resolve_knobs
 from drills.core.registry import all_drills
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 DRILLS = all_drills()
 

@@ -19,7 +19,7 @@ from drills.catalog.gradient_check.selu import (
 from drills.catalog.gradient_check.variants import BACKWARDS, MASKED_MEANS
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SLUG = "gradient-check"
 SEEDS = range(5)

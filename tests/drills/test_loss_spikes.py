@@ -9,7 +9,7 @@ from drills.catalog.loss_spikes.setup import SpikesConfig, make_dataset
 from drills.catalog.loss_spikes.spikes import commonest_position, find_spikes
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = range(5)
 SLUG = "loss-spikes"

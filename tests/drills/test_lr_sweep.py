@@ -18,7 +18,7 @@ from drills.catalog.lr_sweep.signature import LrSweepSignature
 from drills.catalog.lr_sweep.verdicts import SLOT_FIELDS, SLOTS, slot_key
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "lr-sweep"

@@ -17,7 +17,7 @@ from drills.catalog.nan_hunt.setup import (
 )
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "nan-hunt"

@@ -10,7 +10,7 @@ import pytest
 from drills.core.catalogue import describe
 from drills.core.contract import NumericPrediction, score_numeric, score_numeric_predictions
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2, 3, 4)
 

@@ -10,7 +10,7 @@ from drills.catalog.optimizer_membership import EXCLUSIONS
 from drills.catalog.optimizer_membership.train import has_grad_but_no_update, stale_tensors
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "optimizer-membership"

@@ -6,8 +6,9 @@ from typing import Any
 import pytest
 import torch.nn.functional as F
 
+from drills.core import runner
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "overfit-one-batch"
@@ -147,7 +148,7 @@ def test_a_nonfinite_loss_stops_training_without_crashing(monkeypatch: pytest.Mo
         return loss * math.inf if calls["count"] > 5 else loss
 
     monkeypatch.setattr(F, "cross_entropy", overflowing_cross_entropy)
-    record = run_drill(SLUG, {}, 0)
+    record = runner.run_drill(SLUG, {}, 0)  # a run of its own, not the shared clean one
     assert record["status"] == "ok"
     assert record["signature"]["nonfinite_step"] == 5
     assert [step for step, _ in record["metrics"]["loss"]] == [0, 1, 2, 3, 4]

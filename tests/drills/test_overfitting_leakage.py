@@ -8,7 +8,7 @@ import torch
 from drills.catalog.overfitting_leakage.train import count_duplicates
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "overfitting-leakage"

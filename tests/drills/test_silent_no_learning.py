@@ -4,7 +4,7 @@ from typing import Any
 import pytest
 
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2, 3, 4)
 SLUG = "silent-no-learning"

@@ -8,7 +8,7 @@ import torch
 from drills.catalog.val_below_train.train import cosine_lr, spread
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.core.runner import run_drill
+from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
 SLUG = "val-below-train"
