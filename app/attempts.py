@@ -9,10 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import and_, or_
 from sqlmodel import Session, col, func, select
 
 from app import evidence
 from app.attempt_changes import Change, announce
+from app.fair_share import priority_of, take_turn
 from app.field_errors import ErrorCollector, FieldErrors
 from app.limits import MAX_PREDICTION, MAX_SEED
 from app.models import Attempt, AttemptStatus, utcnow
@@ -147,6 +149,7 @@ def start_attempt(
 ) -> Attempt:
     valid = validate(drill, request)
     knobs, seed = valid.knobs, valid.seed
+    turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
     attempt = Attempt(
         learner_id=learner_id,
         drill_slug=drill.slug,
@@ -158,6 +161,7 @@ def start_attempt(
         seed=seed,
         command=replay_command(drill.slug, knobs, seed),
         scheduler_id=runner.scheduler_id,
+        queue_turn=turn,
     )
     session.add(attempt)
     _commit_keeping_loaded(session)
@@ -181,7 +185,11 @@ def dispatch(session: Session, runner: AttemptRunner, attempt: Attempt) -> None:
     assert attempt.id is not None
     try:
         runner.submit(
-            attempt_id=attempt.id, drill=attempt.drill_slug, knobs=attempt.knobs, seed=attempt.seed
+            attempt_id=attempt.id,
+            drill=attempt.drill_slug,
+            knobs=attempt.knobs,
+            seed=attempt.seed,
+            priority=priority_of(attempt.queue_turn),
         )
     except Exception as error:
         attempt.status = AttemptStatus.failed
@@ -221,8 +229,12 @@ def cancel_attempt(session: Session, *, attempt_id: int) -> Attempt:
 
 def runs_ahead(session: Session, attempt: Attempt) -> int:
     """How many runs still wait for a worker ahead of this queued one: every learner's runs share
-    the workers, and they are handed out in the order they were stored."""
+    the workers, handed out by turn, then in the order they were stored (app/fair_share.py)."""
     ahead = select(func.count()).where(
-        Attempt.status == AttemptStatus.queued, col(Attempt.id) < attempt.id
+        Attempt.status == AttemptStatus.queued,
+        or_(
+            col(Attempt.queue_turn) < attempt.queue_turn,
+            and_(col(Attempt.queue_turn) == attempt.queue_turn, col(Attempt.id) < attempt.id),
+        ),
     )
     return int(session.exec(ahead).one())

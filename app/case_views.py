@@ -11,6 +11,7 @@ from sqlmodel import Session
 
 from app import case_records, cases, evidence
 from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage
+from app.whole_numbers import whole_number
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES, Case, CaseSet, Experiment
 from drills.cases.outcomes import reading
@@ -35,10 +36,10 @@ def cause_options(case_set: CaseSet) -> list[dict[str, str]]:
 def cause_key(case_set: CaseSet, value: str) -> str | None:
     """The cause key behind an option value, or None for a value no option has."""
     prefix = "cause-"
-    if not value.startswith(prefix) or not value[len(prefix) :].isdigit():
+    if not value.startswith(prefix):
         return None
-    index = int(value[len(prefix) :])
-    if 1 <= index <= len(case_set.causes):
+    index = whole_number(value[len(prefix) :], maximum=len(case_set.causes))
+    if index:
         return case_set.causes[index - 1].key
     return None
 

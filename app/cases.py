@@ -17,6 +17,7 @@ from app.attempts import dispatch
 from app.case_forms import InvalidCaseInput, parse_diagnosis, parse_verdict
 from app.case_records import experiments_run
 from app.cohorts import cohorts_joined_by
+from app.fair_share import take_turn
 from app.models import (
     DEFAULT_CASE_BUDGET,
     Attempt,
@@ -75,6 +76,8 @@ def open_case(
     ).one()
     number = int(done) + 1
     drawn = draw(case, learner_id, number)
+    # The symptom run's turn, taken first: a learner at the cap gets no case attempt either.
+    turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
     case_attempt = CaseAttempt(
         learner_id=learner_id,
         case_key=case.key,
@@ -85,15 +88,16 @@ def open_case(
     )
     session.add(case_attempt)
     try:
-        session.commit()
+        session.flush()
     except IntegrityError:
         session.rollback()
         raced = open_attempt(session, learner_id=learner_id, case_key=case.key)
         if raced is None:
             raise
         return raced
+    # Stored with its symptom run in one transaction: never a case attempt without its run.
+    _start_run(session, runner, case_attempt, case, drawn.knobs, CaseRunKind.symptom, None, turn)
     session.refresh(case_attempt)
-    _start_run(session, runner, case_attempt, case, drawn.knobs, CaseRunKind.symptom, None)
     return case_attempt
 
 
@@ -105,8 +109,12 @@ def _start_run(
     knobs: Mapping[str, object],
     kind: CaseRunKind,
     experiment_key: str | None,
+    turn: int | None = None,
 ) -> Attempt:
-    """Store the run and its link in one transaction, then dispatch it."""
+    """Store the run and its link in one transaction, then dispatch it. `turn`: the run's
+    queue turn if the caller took it already (app/fair_share.py)."""
+    if turn is None:
+        turn = take_turn(session, learner_id=case_attempt.learner_id, limit=runner.runs_per_learner)
     drill = case.case_set.drill_object
     attempt = Attempt(
         learner_id=case_attempt.learner_id,
@@ -119,6 +127,7 @@ def _start_run(
         command=replay_command(drill.slug, dict(knobs), case_attempt.seed),
         scheduler_id=runner.scheduler_id,
         case_attempt_id=case_attempt.id,
+        queue_turn=turn,
     )
     session.add(attempt)
     session.flush()

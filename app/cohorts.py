@@ -8,6 +8,7 @@ from sqlmodel import Session, col, select
 
 from app.limits import MAX_CASE_BUDGET, MAX_COHORT_NAME, MIN_CASE_BUDGET
 from app.models import Cohort, CohortMembership, Role, User
+from app.whole_numbers import whole_number
 
 # No 0/O or 1/I/L: codes are read out loud and typed by hand.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -75,7 +76,7 @@ def join_cohort(session: Session, *, learner: User, code: str) -> Cohort | None:
 def set_case_budget(session: Session, *, cohort: Cohort, raw: str) -> None:
     """How many experiments the cohort's learners may run per case (their next case attempts)."""
     text = raw.strip()
-    budget = int(text) if text.isascii() and text.isdigit() else 0
+    budget = whole_number(text, maximum=MAX_CASE_BUDGET) or 0
     if not MIN_CASE_BUDGET <= budget <= MAX_CASE_BUDGET:
         raise InvalidCohort(
             f"the budget must be a whole number from {MIN_CASE_BUDGET} to {MAX_CASE_BUDGET}"

@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     watchdog_grace_s: float = Field(default=5.0, ge=0)
     # An attempt no worker has started by then fails (e.g. an external cluster with no workers).
     queue_timeout_s: float = Field(default=600.0, gt=0)
+    # A learner's runs queued or running at once (drills, cases and rounds together); one more is
+    # refused with a 429, and each learner's runs are handed out in turn (app/fair_share.py).
+    runs_per_learner: int = Field(default=4, ge=1, le=1000)
     # When the pool has had no worker at all for this long, new attempts fail at once with that
     # reason instead of waiting out the queue timeout (and queued ones end too).
     no_worker_grace_s: float = Field(default=30.0, gt=0)

@@ -28,6 +28,7 @@ TITLES = {
     409: "That has already happened",
     413: "Too much text",
     422: "Some of what was sent is not right",
+    429: "Too many at once",
     500: "Something went wrong on our side",
 }
 

@@ -22,6 +22,7 @@ from app.db import make_engine
 from app.deps import LoginRequired
 from app.error_pages import http_error, server_error, validation_error
 from app.evidence_writer import EvidenceWriter
+from app.fair_share import TooManyRuns
 from app.housekeeping import Housekeeping
 from app.leadership import leadership_for
 from app.migrate import check_schema_is_current
@@ -156,6 +157,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, SSE_CONTENT_TYPE),
     )
     app.add_exception_handler(LoginRequired, _login_required)
+    app.add_exception_handler(TooManyRuns, _too_many_runs)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, server_error)
@@ -181,6 +183,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ):
         app.include_router(module.router)
     return app
+
+
+async def _too_many_runs(request: Request, error: Exception) -> Response:
+    """A run refused for its learner's share (app/fair_share.py), wherever it was asked for: a
+    429 page, or JSON under /api/. The drill form and the case pages say it in place instead."""
+    return await http_error(request, StarletteHTTPException(429, str(error)))
 
 
 async def _login_required(request: Request, _: Exception) -> Response:

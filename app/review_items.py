@@ -12,6 +12,7 @@ from app import limits
 from app.drill_links import drill_setup_href
 from app.field_errors import FieldErrors
 from app.models import (
+    MAX_ROW_ID,
     Attempt,
     CaseAttempt,
     Cohort,
@@ -20,6 +21,7 @@ from app.models import (
     ReviewCard,
     ReviewSource,
 )
+from app.whole_numbers import whole_number
 from drills.cases.outcomes import separates
 from drills.cases.registry import UnknownCase, get_case
 from drills.core.catalogue import describe
@@ -182,7 +184,7 @@ def cohort_items_for(session: Session, learner_id: int) -> list[CohortReviewItem
 def _cohort_item(session: Session, learner_id: int, key: str) -> PracticeItem | None:
     """A cohort's item, for its learners only."""
     raw = key.removeprefix(COHORT)
-    item_id = int(raw) if raw.isascii() and raw.isdigit() else 0
+    item_id = whole_number(raw, maximum=MAX_ROW_ID) or 0
     for item in cohort_items_for(session, learner_id):
         if item.id == item_id:
             cohort = session.get(Cohort, item.cohort_id)

@@ -18,6 +18,7 @@ from sqlmodel import Session, col, func, select
 
 from app.attempts import dispatch
 from app.case_forms import parse_diagnosis
+from app.fair_share import take_turn
 from app.models import Attempt, AttemptStatus, DiagnosisRound
 from app.runner.dispatcher import AttemptRunner
 from drills.cases.contract import CaseSet
@@ -130,6 +131,8 @@ def start_round(
     recent = recent_variants(session, learner_id=learner_id, today=today)
     drawn = draw_round(learner_id, today, int(number), recent, key=key)
     drill = get_drill(drawn.variant.drill)
+    # A learner at the cap of unfinished runs gets no round either (app/fair_share.py).
+    turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
     diagnosis_round = DiagnosisRound(
         learner_id=learner_id,
         day=today,
@@ -155,6 +158,7 @@ def start_round(
             command=replay_command(drill.slug, drawn.knobs, drawn.seed),
             scheduler_id=runner.scheduler_id,
             round_id=diagnosis_round.id,
+            queue_turn=turn,
         )
         session.add(run)
         session.commit()

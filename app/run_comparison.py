@@ -15,6 +15,7 @@ from sqlmodel import Session
 
 from app import evidence
 from app.models import MAX_ROW_ID, Attempt
+from app.whole_numbers import whole_number
 
 MAX_COMPARED = 5  # more runs than this on one chart is a tangle, not a comparison
 
@@ -36,10 +37,11 @@ def parse_ids(values: Iterable[str]) -> list[int]:
             text = part.strip()
             if not text:
                 continue
-            if not text.isdigit() or not 1 <= int(text) <= MAX_ROW_ID:
+            row_id = whole_number(text, maximum=MAX_ROW_ID)
+            if not row_id:
                 raise InvalidComparison(f"compare: {text[:20]!r} is not an attempt number.")
-            if int(text) not in ids:
-                ids.append(int(text))
+            if row_id not in ids:
+                ids.append(row_id)
     if len(ids) > MAX_COMPARED:
         raise InvalidComparison(f"compare: at most {MAX_COMPARED} runs at once.")
     return ids

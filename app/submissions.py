@@ -20,6 +20,7 @@ from app.models import (
     drill_page_runs,
 )
 from app.rubric import InvalidReview, parse_review, store_decision_once
+from app.whole_numbers import whole_number
 from drills.core.contract import Drill
 
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
@@ -91,9 +92,8 @@ class SubmissionRequest:
 
 
 def _attempt(session: Session, raw_id: str, *, field: str, learner: User, drill: Drill) -> Attempt:
-    # ASCII digits only ("²".isdigit() is true too) and within a row id's range.
-    row_id = int(raw_id) if raw_id.isascii() and raw_id.isdigit() else 0
-    attempt = session.get(Attempt, row_id) if 1 <= row_id <= MAX_ROW_ID else None
+    row_id = whole_number(raw_id, maximum=MAX_ROW_ID)
+    attempt = session.get(Attempt, row_id) if row_id else None
     if (
         attempt is None
         or attempt.learner_id != learner.id

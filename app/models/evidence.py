@@ -82,6 +82,9 @@ class Attempt(SQLModel, table=True):
     # The scheduler the run was sent to (its Dask id): an unfinished attempt of another scheduler
     # was lost when the cluster restarted.
     scheduler_id: str | None = Field(default=None, max_length=100)
+    # How many of its learner's runs were unfinished when it was stored: runs start in turn
+    # order, then in the order they came (app/fair_share.py).
+    queue_turn: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     # A run made inside a case (its symptom, an experiment, a fix): its knobs name the hidden
     # cause, so it is shown only through the case's own pages, never among the drill's attempts.
     case_attempt_id: int | None = Field(

@@ -131,6 +131,8 @@ def parse_export(data: bytes) -> Any:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise UnreadableExport(f"not a JSON file ({error})") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise UnreadableExport("a number in it has thousands of digits: not an export") from None
     except RecursionError:  # the C parser stops cleanly at the interpreter's recursion limit
         raise too_deep from None
     if nested_deeper_than(document, MAX_DEPTH):  # before anything recurses over it

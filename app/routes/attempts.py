@@ -23,6 +23,7 @@ from app.deps import (
     RunnerDep,
     SessionDep,
 )
+from app.fair_share import TooManyRuns
 from app.forms import FormDep, is_htmx
 from app.models import Attempt, AttemptStatus
 from app.templating import templates
@@ -63,23 +64,28 @@ def run_from_page(
             learner_id=user.saved_id,
             request=attempt_request,
         )
-    except InvalidAttempt as error:
+    except (InvalidAttempt, TooManyRuns) as error:
+        # Too many runs at once: the form comes back as sent, the reason beside the Run button.
+        errors, status = (
+            (error.errors, 422) if isinstance(error, InvalidAttempt) else ({"run": str(error)}, 429)
+        )
+        session.rollback()
         context: dict[str, Any] = {
             "drill": describe(drill),
             "form": {**fields, "knobs": knobs, "numeric": numeric},
-            "errors": error.errors,
+            "errors": errors,
         }
         if is_htmx(request):
             return templates.TemplateResponse(
                 request,
                 "partials/attempt_form.html",
                 context,
-                status_code=422,
+                status_code=status,
                 headers={"HX-Retarget": "#attempt-form", "HX-Reswap": "outerHTML"},
             )
         page = drill_page_context(session, drill=drill, user=user)
         return templates.TemplateResponse(
-            request, "pages/drill.html", page | context, status_code=422
+            request, "pages/drill.html", page | context, status_code=status
         )
     if not is_htmx(request):
         return RedirectResponse(f"/attempts/{attempt.id}", status_code=303)

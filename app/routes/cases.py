@@ -20,6 +20,7 @@ from app.deps import (
     RunnerDep,
     SessionDep,
 )
+from app.fair_share import TooManyRuns
 from app.forms import FormDep, is_htmx, read_form
 from app.models import CASE_RUBRIC, CaseAttempt
 from app.rubric import InvalidReview
@@ -102,9 +103,10 @@ def _answer(
     if isinstance(error, InvalidCaseInput):
         errors, refusal, status = error.errors, None, 422
     else:
-        errors, refusal, status = {}, str(error), 409
+        errors, refusal = {}, str(error)
+        status = 429 if isinstance(error, TooManyRuns) else 409
         if is_htmx(request):
-            # htmx swaps no 409 (base.html): the case as it stands now, with the reason on top.
+            # htmx swaps no 409 or 429 (base.html): the case as it stands, the reason on top.
             status = 200
     template = "partials/case_body.html" if is_htmx(request) else "pages/case.html"
     session.rollback()
@@ -174,7 +176,7 @@ async def run_experiment(
     form = await read_form(request)
     try:
         cases.run_experiment(session, runner, case_attempt, str(form.get("experiment") or ""))
-    except (InvalidCaseInput, cases.CaseRefused) as error:
+    except (InvalidCaseInput, cases.CaseRefused, TooManyRuns) as error:
         return _answer(request, session, case_attempt, error, {})
     assert case_attempt.id is not None
     return _done(request, session, case_attempt.id)
@@ -192,7 +194,7 @@ async def submit_verdict(
     }
     try:
         cases.submit_verdict(session, runner, case_attempt, fields)
-    except (InvalidCaseInput, cases.CaseRefused) as error:
+    except (InvalidCaseInput, cases.CaseRefused, TooManyRuns) as error:
         return _answer(request, session, case_attempt, error, _echo(form))
     assert case_attempt.id is not None
     return _done(request, session, case_attempt.id)

@@ -10,8 +10,9 @@ from app import practice, review_items
 from app.deps import CurrentUser, NowDep, SessionDep
 from app.error_pages import error_page
 from app.forms import FormDep, is_htmx
-from app.models import ReviewRating
+from app.models import MAX_ROW_ID, ReviewRating
 from app.templating import templates
+from app.whole_numbers import whole_number
 
 router = APIRouter(tags=["practice"], include_in_schema=False)
 
@@ -37,8 +38,7 @@ def _reviews_of(session: SessionDep, user: CurrentUser, key: str) -> int:
 def _seen(fields: dict[str, str]) -> int:
     """How many reviews the page showed the item with (a form field: anything but a count is
     taken as 0, and a rating sent with a wrong count is refused as already rated)."""
-    raw = fields.get("seen_reviews", "")
-    return int(raw) if raw.isascii() and raw.isdigit() else 0
+    return whole_number(fields.get("seen_reviews", ""), maximum=MAX_ROW_ID) or 0
 
 
 def _page(

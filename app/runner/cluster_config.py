@@ -36,6 +36,12 @@ CLUSTER_CONFIG: dict[str, Any] = {
     # at every reported step, so the nanny is the backstop and twice a second is soon enough
     # (a further 10 ms of the web process's CPU per second at idle).
     "distributed.worker.memory.monitor-interval": "500ms",
+    # A worker holds only the run it is running; the rest wait on the scheduler, which hands
+    # out the highest priority first (app/fair_share.py: each learner's runs in turn). Dask's
+    # default of 1.1 gives a one-thread worker two runs at once: it ran one learner's second
+    # run while another learner's first waited behind a long run on the other worker.
+    # (Dask assigns at once while it holds no more runs than twice the threads.)
+    "distributed.scheduler.worker-saturation": 1.0,
     # Each worker has one thread and the scheduler queues what no worker can start yet, so there
     # is never a second task on a worker to steal; the balancing pass ran ten times a second.
     "distributed.scheduler.work-stealing": False,

@@ -103,7 +103,15 @@ class AttemptRunner:
             self._cluster.close()
 
     # -- dispatch --------------------------------------------------------------------------
-    def submit(self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int) -> None:
+    @property
+    def runs_per_learner(self) -> int:
+        """How many runs one learner may have queued or running at once (app/fair_share.py)."""
+        return self._settings.runs_per_learner
+
+    def submit(
+        self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int, priority: int = 0
+    ) -> None:
+        """Send an attempt; a higher `priority` starts first, equal ones in the order sent."""
         self._require_workers()
         future = self._submit(
             f"attempt-{attempt_id}",
@@ -113,6 +121,7 @@ class AttemptRunner:
             drill,
             knobs,
             seed,
+            priority=priority,
         )
         # Runs to its end on the cluster even if this process (its only client) goes away.
         fire_and_forget(future)
@@ -120,7 +129,9 @@ class AttemptRunner:
             self._attempts[attempt_id] = future
         future.add_done_callback(lambda done: self._on_attempt_done(attempt_id, done))
 
-    def _submit(self, name: str, function: Callable[..., Any], *args: Any) -> Future[Any]:
+    def _submit(
+        self, name: str, function: Callable[..., Any], *args: Any, priority: int = 0
+    ) -> Future[Any]:
         """One job on the cluster, with this server's limits as its last two arguments. The
         key is unique, so a restarted server never collides with a stale job of the same id."""
         if self.client is None:
@@ -132,6 +143,7 @@ class AttemptRunner:
             self._settings.memory_limit_mb,
             key=f"{name}-{uuid.uuid4().hex[:8]}",
             pure=False,
+            priority=priority,
         )
 
     def submit_replay(

@@ -224,6 +224,7 @@ def add_unfinished_attempt(
     *,
     status: AttemptStatus = AttemptStatus.queued,
     scheduler_id: str | None = None,
+    queue_turn: int = 0,
 ) -> int:
     """An attempt the database says is queued or running, with no worker behind it: whatever
     ends it (a test's writer message, the housekeeping) is what the test is about. A running
@@ -239,6 +240,7 @@ def add_unfinished_attempt(
         command=f"python -m drills run {DRILL} --seed 0",
         status=status,
         scheduler_id=scheduler_id,
+        queue_turn=queue_turn,
         started_at=utcnow() if status == AttemptStatus.running else None,
         heartbeat_at=utcnow() if status == AttemptStatus.running else None,
     )
