@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     # Generous: a classroom behind one NAT address shares it, and learners mistype passwords.
     login_client_max_failures: int = Field(default=60, ge=1)
     login_client_window_s: float = Field(default=300.0, gt=0)
+    # Accounts made from one address per window (a class behind one address registers at once).
+    registration_client_max: int = Field(default=100, ge=1)
+    registration_client_window_s: float = Field(default=3600.0, gt=0)
     # Reverse proxies whose X-Forwarded-For names the client (uvicorn's forwarded_allow_ips, e.g.
     # "127.0.0.1"). Unset: the header is ignored and the client is the peer of the connection.
     forwarded_allow_ips: str | None = None

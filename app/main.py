@@ -130,6 +130,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.login_throttle = LoginThrottle(
         per_name=Limit(settings.login_max_failures, settings.login_window_s),
         per_client=Limit(settings.login_client_max_failures, settings.login_client_window_s),
+        registrations=Limit(
+            settings.registration_client_max, settings.registration_client_window_s
+        ),
     )
     secret = session_secret(
         settings.secret_key,

@@ -46,8 +46,17 @@ def register_page(request: Request, user: OptionalUserDep, next: str = "") -> Re
 
 
 @router.post("/register", response_model=None)
-def register(request: Request, fields: FormDep, session: SessionDep) -> Response:
+def register(
+    request: Request, fields: FormDep, session: SessionDep, throttle: ThrottleDep
+) -> Response:
     target = safe_next(fields["next"]) if fields.get("next") else ""
+    host = request.client.host if request.client else None
+    refusal = throttle.registration_refusal(session, host=host)
+    if refusal is not None:  # before any hashing: that is what the limit saves
+        context = {"form": fields, "errors": {"form": refusal.message}, "next": target}
+        response = render(request, "pages/register.html", context, 429)
+        response.headers["Retry-After"] = str(refusal.retry_after_s)
+        return response
     errors = new_account_problems(
         session,
         username=fields.get("username", ""),
@@ -59,6 +68,9 @@ def register(request: Request, fields: FormDep, session: SessionDep) -> Response
     if errors:
         context = {"form": fields, "errors": errors, "next": target}
         return render(request, "pages/register.html", context, 422)
+    # Counted as it comes, before the hash: a burst from one address is counted in full.
+    throttle.registered(session, host=host)
+    session.commit()
     try:
         user = create_user(
             session,

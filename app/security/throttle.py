@@ -49,7 +49,9 @@ MAX_NAME_CHARS = 64
 # Expired rows deleted per failed login: enough to keep up with any rate of failures.
 PRUNE_BATCH = 200
 
-Scope = Literal["name", "client", "pair"]
+# "register": an account made from an address (registration, like a failed login, costs an
+# argon2 hash of the server's memory and CPU: it is counted per address the same way).
+Scope = Literal["name", "client", "pair", "register"]
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,16 @@ class Limit:
 class Refusal:
     """Why a login is not even tried, and for how many whole seconds more."""
 
-    limit: Literal["name", "client"]
+    limit: Literal["name", "client", "register"]
     retry_after_s: int
 
     @property
     def message(self) -> str:
+        if self.limit == "register":
+            return (
+                "Too many accounts were made from your network address lately. "
+                f"Try again in {self.retry_after_s} s."
+            )
         if self.limit == "client":
             reason = "Too many failed logins from your network address"
         else:
@@ -112,11 +119,30 @@ def _client_identity(host: str | None) -> str:
 
 class LoginThrottle:
     def __init__(
-        self, *, per_name: Limit, per_client: Limit, clock: Callable[[], datetime] = utcnow
+        self,
+        *,
+        per_name: Limit,
+        per_client: Limit,
+        registrations: Limit = Limit(100, 3600.0),
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.per_name = per_name
         self.per_client = per_client
+        # Accounts made per address: generous, since a class behind one school address
+        # registers at once; what it stops is one address making accounts without end.
+        self.registrations = registrations
         self._clock = clock
+
+    def registration_refusal(self, session: Session, *, host: str | None) -> Refusal | None:
+        """Why an account must not be made from this address now, or None if it may."""
+        wait = self._wait(session, "register", client_key(host), self.registrations, self._clock())
+        return None if wait is None else Refusal("register", wait)
+
+    def registered(self, session: Session, *, host: str | None) -> None:
+        """Count an account made from this address (in the session's transaction)."""
+        now = self._clock()
+        self._prune(session, now)
+        session.add(LoginFailure(scope="register", key_hash=client_key(host), failed_at=now))
 
     def refusal(self, session: Session, *, username: str, host: str | None) -> Refusal | None:
         """Why this login must not be tried now, or None if it may."""
@@ -183,7 +209,7 @@ class LoginThrottle:
         )
 
     def _prune(self, session: Session, now: datetime) -> None:
-        cutoff = now - max(self.per_name.window, self.per_client.window)
+        cutoff = now - max(self.per_name.window, self.per_client.window, self.registrations.window)
         expired = (
             select(LoginFailure.id)
             .where(LoginFailure.failed_at <= cutoff)
