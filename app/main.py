@@ -27,6 +27,7 @@ from app.housekeeping import Housekeeping
 from app.leadership import leadership_for
 from app.migrate import check_schema_is_current
 from app.portfolio.signing import load_or_create_key
+from app.private_files import private_database, private_directory
 from app.routes import (
     admin,
     api,
@@ -61,6 +62,9 @@ RESTART_REASON = "The server restarted while this replay was queued; run it agai
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    private_directory(settings.data_dir)
+    if settings.sqlite_path is not None:
+        private_database(settings.sqlite_path)
     engine = make_engine(
         settings.database_url,
         pool_size=settings.db_pool_size,

@@ -9,6 +9,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
 from app.config import ROOT
+from app.private_files import private_database
 
 
 def alembic_config(database_url: str) -> Config:
@@ -21,7 +22,7 @@ def alembic_config(database_url: str) -> Config:
 def upgrade(database_url: str, revision: str = "head") -> None:
     sqlite_file = database_url.removeprefix("sqlite:///")
     if sqlite_file != database_url:
-        Path(sqlite_file).parent.mkdir(parents=True, exist_ok=True)
+        private_database(Path(sqlite_file))
     command.upgrade(alembic_config(database_url), revision)
 
 

@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.limits import MAX_PREDICTION, MAX_SEED
 
@@ -25,6 +25,14 @@ class AttemptCreate(BaseModel):
         default_factory=dict,
         description="Predicted numbers by signature key, among the drill's numeric_predictions",
     )
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed_is_no_truth_value(cls, value: Any) -> Any:
+        # pydantic reads `true` as 1 for an int: a seed is a number, never a yes or no.
+        if isinstance(value, bool):
+            raise ValueError("the seed must be a whole number, not true or false")
+        return value
 
 
 class SessionInfo(BaseModel):

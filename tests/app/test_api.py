@@ -117,6 +117,7 @@ def test_a_finished_stream_replays_everything_stored(client: TestClient) -> None
         ({"prediction": "x" * 2001}, 422, "prediction"),
         ({"seed": -1}, 422, "seed"),
         ({"seed": MAX_SEED + 1}, 422, "seed"),
+        ({"seed": True}, 422, "seed"),  # pydantic alone read it as seed 1
     ],
 )
 def test_bad_input_is_rejected_by_name_and_stores_nothing(

@@ -1,0 +1,76 @@
+"""The database and what SQLite keeps beside it are readable by the server's user alone (0600),
+in a data directory of its own (0700), whatever the umask, for a new install and an old one."""
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from distributed import LocalCluster
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.migrate import upgrade
+from tests.app.factories import add_user, engine_of
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    previous = os.umask(0o022)  # files 0644, folders 0755 unless the app says otherwise
+    yield
+    os.umask(previous)
+
+
+def settings_for(folder: Path, cluster: LocalCluster, credentials: dict[str, Path]) -> Settings:
+    return Settings(
+        environment="test",
+        database_url=f"sqlite:///{folder / 'db' / 'drillbook.sqlite3'}",
+        data_dir=folder / "var",
+        secret_key="test-only-key",
+        scheduler_address=cluster.scheduler_address,
+        **credentials,
+    )
+
+
+def test_a_new_install_keeps_the_database_and_its_log_private(
+    tmp_path: Path,
+    open_umask: None,
+    cluster: LocalCluster,
+    cluster_credentials: dict[str, Path],
+) -> None:
+    settings = settings_for(tmp_path, cluster, cluster_credentials)
+    upgrade(settings.database_url)  # `python -m app migrate` makes the file
+    database = tmp_path / "db" / "drillbook.sqlite3"
+    assert mode(database) == 0o600 and mode(database.parent) == 0o700
+    with TestClient(create_app(settings)) as client:
+        add_user(engine_of(client), "lee")  # a write: SQLite opens its -wal and -shm files
+        for suffix in ("", "-wal", "-shm"):
+            path = database.with_name(database.name + suffix)
+            assert path.exists() and mode(path) == 0o600, (suffix, oct(mode(path)))
+        assert mode(settings.data_dir) == 0o700
+        assert all(mode(path) == 0o600 for path in settings.data_dir.iterdir() if path.is_file())
+
+
+def test_an_old_install_is_narrowed_when_the_server_starts(
+    tmp_path: Path,
+    open_umask: None,
+    cluster: LocalCluster,
+    cluster_credentials: dict[str, Path],
+) -> None:
+    settings = settings_for(tmp_path, cluster, cluster_credentials)
+    upgrade(settings.database_url)
+    database = tmp_path / "db" / "drillbook.sqlite3"
+    wal = database.with_name(database.name + "-wal")
+    wal.touch()
+    for path in (database, wal):
+        path.chmod(0o644)
+    settings.data_dir.mkdir()
+    settings.data_dir.chmod(0o755)
+    create_app(settings)
+    assert (mode(database), mode(wal), mode(settings.data_dir)) == (0o600, 0o600, 0o700)
