@@ -8,6 +8,7 @@ from sqlmodel import Session, col, select
 
 from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage, utcnow
 from app.review_misses import note_case_miss
+from app.row_locks import lock_row
 from drills.cases.registry import UnknownCase, get_case
 from drills.cases.scoring import Diagnosis, score_case
 
@@ -52,9 +53,7 @@ def reveal_after_run(session: Session, attempt: Attempt) -> None:
     run = session.exec(select(CaseRun).where(CaseRun.attempt_id == attempt.id)).first()
     if run is None or run.kind != CaseRunKind.fix:
         return
-    case_attempt = session.get(
-        CaseAttempt, attempt.case_attempt_id, with_for_update=True, populate_existing=True
-    )
+    case_attempt = lock_row(session, CaseAttempt, attempt.case_attempt_id)
     if case_attempt is None or case_attempt.stage != CaseStage.fixing:
         return
     diagnosis = stored_diagnosis(case_attempt)

@@ -27,6 +27,7 @@ from app.models import (
     CaseStage,
     utcnow,
 )
+from app.row_locks import lock_row
 from app.runner.dispatcher import AttemptRunner
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, knobs_for
@@ -147,7 +148,7 @@ def _start_run(
 
 
 def lock(session: Session, case_attempt_id: int) -> CaseAttempt:
-    found = session.get(CaseAttempt, case_attempt_id, with_for_update=True, populate_existing=True)
+    found = lock_row(session, CaseAttempt, case_attempt_id)
     assert found is not None
     return found
 

@@ -16,6 +16,7 @@ from app import point_reads
 from app.case_records import reveal_after_run
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, drill_page_runs, utcnow
 from app.review_misses import note_drill_miss
+from app.row_locks import lock_row
 from app.runner.events import Point
 from drills.core.contract import score_numeric_predictions
 from drills.core.registry import UnknownDrill, get_drill
@@ -81,9 +82,9 @@ def insert_points(session: Session, *, attempt_id: int, points: Sequence[Point])
 
 
 def lock_attempt(session: Session, attempt_id: int) -> Attempt | None:
-    """The attempt, fresh from the database and locked until the transaction ends (PostgreSQL;
-    SQLite has one writer at a time anyway): whoever ends an attempt reads and decides under it."""
-    return session.get(Attempt, attempt_id, with_for_update=True, populate_existing=True)
+    """The attempt, fresh from the database and locked until the transaction ends: whoever ends
+    an attempt reads and decides under it (app/row_locks.py)."""
+    return lock_row(session, Attempt, attempt_id)
 
 
 def mark_running(session: Session, *, attempt: Attempt, worker: str) -> bool:

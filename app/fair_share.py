@@ -2,10 +2,9 @@
 
 The cap: at most `runs_per_learner` of a learner's runs (drill attempts, case runs, round runs)
 queued or running at once; one more is refused with `TooManyRuns` (a 429) and nothing of it is
-stored. It is counted in the database, so every web process shares it. The learner's row is
-written first, with an UPDATE that changes nothing: that makes two starts of one learner's runs
-wait for each other until the first commits (a row lock on PostgreSQL, the write lock on SQLite),
-so two presses at once cannot both take the last place.
+stored. It is counted in the database, so every web process shares it, under a lock of the
+learner's row (app/row_locks.py) held to the commit: two presses at once cannot both take the
+last place.
 
 The turn: a run stored while its learner already had k unfinished runs gets turn k, and is sent
 to the scheduler at priority -k. Dask starts higher priorities first and equal ones in the order
@@ -13,10 +12,11 @@ they came, so every learner's first waiting run goes before anyone's second: a r
 at most one run of each other learner per turn, never behind one learner's whole backlog.
 """
 
-from sqlalchemy import func, update
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from app.models import Attempt, AttemptStatus, User
+from app.row_locks import lock_row
 
 UNFINISHED = (AttemptStatus.queued, AttemptStatus.running)
 
@@ -35,7 +35,7 @@ class TooManyRuns(Exception):
 def take_turn(session: Session, *, learner_id: int, limit: int) -> int:
     """The turn of a run about to be stored for the learner, in the session's transaction
     (commit it with the run); raises TooManyRuns when the learner is at the cap."""
-    session.execute(update(User).where(col(User.id) == learner_id).values(id=User.id))
+    lock_row(session, User, learner_id)
     unfinished = session.exec(
         select(func.count()).where(
             col(Attempt.learner_id) == learner_id, col(Attempt.status).in_(UNFINISHED)

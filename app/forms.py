@@ -142,6 +142,10 @@ async def form_fields(request: Request) -> dict[str, str]:
 
 
 FormDep = Annotated[dict[str, str], Depends(form_fields)]
+# The whole form (repeated fields too), parsed on the event loop as it streams in, so that the
+# handler itself can be a plain `def`: it runs in the thread pool, where its database work waits
+# without holding up every other request.
+FormDataDep = Annotated[FormData, Depends(read_form)]
 
 
 def is_htmx(request: Request) -> bool:

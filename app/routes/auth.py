@@ -70,7 +70,6 @@ def register(
         return render(request, "pages/register.html", context, 422)
     # Counted as it comes, before the hash: a burst from one address is counted in full.
     throttle.registered(session, host=host)
-    session.commit()
     try:
         user = create_user(
             session,

@@ -21,7 +21,7 @@ from app.deps import (
     SessionDep,
 )
 from app.fair_share import TooManyRuns
-from app.forms import FormDep, is_htmx, read_form
+from app.forms import FormDataDep, FormDep, is_htmx
 from app.models import CASE_RUBRIC, CaseAttempt
 from app.rubric import InvalidReview
 from app.templating import templates
@@ -146,10 +146,9 @@ def _done(request: Request, session: Session, case_attempt_id: int) -> Response:
 
 
 @router.post("/cases/attempts/{case_attempt_id}/diagnosis", response_model=None)
-async def record_diagnosis(
-    request: Request, case_attempt: OwnCaseAttemptDep, session: SessionDep
+def record_diagnosis(
+    request: Request, case_attempt: OwnCaseAttemptDep, session: SessionDep, form: FormDataDep
 ) -> Response:
-    form = await read_form(request)
     case_set = cases.case_of(case_attempt).case_set
     fields: dict[str, Any] = {
         "leading": case_views.cause_key(case_set, str(form.get("leading") or "")) or "",
@@ -170,10 +169,13 @@ async def record_diagnosis(
 
 
 @router.post("/cases/attempts/{case_attempt_id}/experiments", response_model=None)
-async def run_experiment(
-    request: Request, case_attempt: OwnCaseAttemptDep, session: SessionDep, runner: RunnerDep
+def run_experiment(
+    request: Request,
+    case_attempt: OwnCaseAttemptDep,
+    session: SessionDep,
+    runner: RunnerDep,
+    form: FormDataDep,
 ) -> Response:
-    form = await read_form(request)
     try:
         cases.run_experiment(session, runner, case_attempt, str(form.get("experiment") or ""))
     except (InvalidCaseInput, cases.CaseRefused, TooManyRuns) as error:
@@ -183,10 +185,13 @@ async def run_experiment(
 
 
 @router.post("/cases/attempts/{case_attempt_id}/verdict", response_model=None)
-async def submit_verdict(
-    request: Request, case_attempt: OwnCaseAttemptDep, session: SessionDep, runner: RunnerDep
+def submit_verdict(
+    request: Request,
+    case_attempt: OwnCaseAttemptDep,
+    session: SessionDep,
+    runner: RunnerDep,
+    form: FormDataDep,
 ) -> Response:
-    form = await read_form(request)
     case_set = cases.case_of(case_attempt).case_set
     fields = {
         "cause": case_views.cause_key(case_set, str(form.get("cause") or "")) or "",

@@ -23,7 +23,7 @@ from app.deps import (
     RunnerDep,
     SessionDep,
 )
-from app.forms import FormDep, is_htmx, read_form
+from app.forms import FormDataDep, FormDep, is_htmx
 from app.models import CASE_RUBRIC, MAX_ROW_ID, DiagnosisRound
 from app.rubric import InvalidReview
 from app.streams import attempt_events
@@ -110,10 +110,13 @@ async def round_events(
 
 
 @router.post("/practice/rounds/{round_id}/answer", response_model=None)
-async def answer_round(
-    request: Request, diagnosis_round: OwnRoundDep, session: SessionDep, now: NowDep
+def answer_round(
+    request: Request,
+    diagnosis_round: OwnRoundDep,
+    session: SessionDep,
+    now: NowDep,
+    form: FormDataDep,
 ) -> Response:
-    form = await read_form(request)
     case_set = rounds.case_set_for(diagnosis_round)
     echo = _echo(form)
     fields: dict[str, object] = {

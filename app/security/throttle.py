@@ -25,7 +25,11 @@ no longer make their address a participant in a later lock. It keeps the `name` 
 attacker's failures still count towards the name's lock) and the `client` rows (logging in to an
 account one owns must not reset the count of an address spraying other names).
 
-Rows older than the longest window are deleted on every write, at most PRUNE_BATCH at a time, so
+Registrations are counted the same way, per address (`register` rows: one per account made,
+`registration_client_max` per `registration_client_window_s`), checked before any password is
+hashed.
+
+Rows older than their limit's window are deleted on every write, at most PRUNE_BATCH at a time, so
 the table holds about the failures of one window whatever is posted, and no request does unbounded
 work. The counts live in the database: a restart does not wipe them, and several web processes on
 one database share them. The check and the later write are not one transaction: requests racing
@@ -40,6 +44,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from sqlalchemy import and_, or_
 from sqlmodel import Session, col, delete, select
 
 from app.models import LoginFailure, utcnow
@@ -139,10 +144,11 @@ class LoginThrottle:
         return None if wait is None else Refusal("register", wait)
 
     def registered(self, session: Session, *, host: str | None) -> None:
-        """Count an account made from this address (in the session's transaction)."""
+        """Count an account about to be made from this address."""
         now = self._clock()
         self._prune(session, now)
         session.add(LoginFailure(scope="register", key_hash=client_key(host), failed_at=now))
+        session.commit()
 
     def refusal(self, session: Session, *, username: str, host: str | None) -> Refusal | None:
         """Why this login must not be tried now, or None if it may."""
@@ -209,10 +215,18 @@ class LoginThrottle:
         )
 
     def _prune(self, session: Session, now: datetime) -> None:
-        cutoff = now - max(self.per_name.window, self.per_client.window, self.registrations.window)
+        # Each row is kept for its own limit's window: a failed login's, or a registration's.
+        login_cutoff = now - max(self.per_name.window, self.per_client.window)
+        registration_cutoff = now - self.registrations.window
+        is_registration = col(LoginFailure.scope) == "register"
         expired = (
             select(LoginFailure.id)
-            .where(LoginFailure.failed_at <= cutoff)
+            .where(
+                or_(
+                    and_(~is_registration, col(LoginFailure.failed_at) <= login_cutoff),
+                    and_(is_registration, col(LoginFailure.failed_at) <= registration_cutoff),
+                )
+            )
             .order_by(col(LoginFailure.failed_at))
             .limit(PRUNE_BATCH)
         )

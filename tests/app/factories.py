@@ -132,6 +132,7 @@ def add_case_attempt(
             if revealed
             else None,
             revealed_at=utcnow() if revealed else None,
+            diagnosed_at=None if stage == CaseStage.diagnosing else utcnow(),
         ),
     )
     finished = utcnow()

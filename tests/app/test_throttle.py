@@ -175,3 +175,25 @@ def test_client_addresses_are_counted_by_the_network_one_machine_holds(
     one: str | None, other: str | None, same: bool
 ) -> None:
     assert (client_key(one) == client_key(other)) is same
+
+
+def test_registrations_are_counted_per_address_for_their_own_window(
+    session: Session, clock: Clock
+) -> None:
+    throttle = LoginThrottle(
+        per_name=Limit(3, 10), per_client=Limit(10, 60), registrations=Limit(2, 3600), clock=clock
+    )
+    for _ in range(2):
+        assert throttle.registration_refusal(session, host=LEARNER) is None
+        throttle.registered(session, host=LEARNER)
+    refusal = throttle.registration_refusal(session, host=LEARNER)
+    assert refusal is not None and refusal.retry_after_s == 3600
+    assert throttle.registration_refusal(session, host=ATTACKER) is None  # another address
+    clock.advance(61)  # past the login windows: a failed login's pruning keeps them
+    fail(throttle, session, "late", ATTACKER)
+    assert throttle.registration_refusal(session, host=LEARNER) is not None
+    clock.advance(3600)
+    assert throttle.registration_refusal(session, host=LEARNER) is None
+    fail(throttle, session, "later", ATTACKER)  # ... and prunes them once theirs is over
+    registered = select(LoginFailure).where(LoginFailure.scope == "register")
+    assert session.exec(registered).all() == []
