@@ -69,7 +69,8 @@ def add_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentParser]")
 
 
 def run(args: argparse.Namespace) -> None:
-    """`certs` returns; `scheduler` and `worker` become Dask's process and never return."""
+    """`certs` returns; `scheduler` becomes Dask's process and `worker` runs Dask's as long as it
+    is not stopped: neither returns."""
     try:
         if args.command == "certs":
             hosts = [host.strip() for host in args.hosts.split(",") if host.strip()]
@@ -88,6 +89,8 @@ def run(args: argparse.Namespace) -> None:
             )
     except (OSError, ValueError) as error:
         sys.exit(f"{args.command}: {error}")
+    if args.command == "worker":
+        command.run_again_until_stopped()
     command.replace_this_process()
 
 

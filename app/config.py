@@ -18,6 +18,10 @@ MIN_WORKER_MEMORY_MB = 512
 MIB = 2**20
 
 
+# A production session key's least length: 32 characters of a random token carry ~190 bits.
+MIN_SECRET_KEY_CHARS = 32
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DRILLBOOK_", extra="ignore")
 
@@ -84,6 +88,13 @@ class Settings(BaseSettings):
     def _refuse_unsafe_outside_dev(self) -> "Settings":
         if self.environment == "prod" and not self.secret_key:
             raise ValueError("DRILLBOOK_SECRET_KEY must be set when DRILLBOOK_ENVIRONMENT=prod")
+        if self.environment == "prod" and len(self.secret_key or "") < MIN_SECRET_KEY_CHARS:
+            # It signs every session cookie: a short one can be guessed offline from one cookie.
+            raise ValueError(
+                f"DRILLBOOK_SECRET_KEY must be at least {MIN_SECRET_KEY_CHARS} characters when "
+                "DRILLBOOK_ENVIRONMENT=prod (e.g. `python -c 'import secrets; "
+                "print(secrets.token_urlsafe(48))'`)"
+            )
         if (
             self.environment == "prod"
             and self.scheduler_address

@@ -44,6 +44,7 @@ from app.routes import (
     submissions,
 )
 from app.runner.dispatcher import AttemptRunner
+from app.security.body_limit import BodyLimit
 from app.security.csrf import require_csrf
 from app.security.headers import SecurityHeaders
 from app.security.secret import SESSION_SECRET_FILE, session_secret
@@ -118,9 +119,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Every state-changing request, on every route, must carry the session's CSRF token;
         # every text a request carries must be storable (no NUL, no lone surrogate).
         dependencies=[Depends(require_csrf), Depends(require_storable_text)],
-        # No request body may exceed this, checked while it streams in (before the CSRF check
-        # parses a form): the largest legitimate one is a portfolio upload of up to 20 MB.
-        max_body_size=MAX_REQUEST_BYTES,
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -145,6 +143,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     # Curve rounds are drawn with a key of the server's (see drills.practice.rounds.draw_round).
     app.state.draw_key = hashlib.sha256(b"drillbook curve rounds\x00" + secret.encode()).digest()
+    # Innermost: no request body may exceed MAX_REQUEST_BYTES, checked while it streams in
+    # (before the CSRF check parses a form): the largest legitimate one is a portfolio upload
+    # of up to 20 MB. Its 413 passes the session and security-header layers like any answer.
+    app.add_middleware(BodyLimit, max_bytes=MAX_REQUEST_BYTES, refuse=http_error)
     app.add_middleware(
         SessionMiddleware,
         secret_key=secret,
@@ -154,7 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_age=14 * 24 * 3600,
     )
     # Every response passing the session layer gets the headers.
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(SecurityHeaders, https_only=settings.secure_cookies)
     # Outermost: compresses what the layers inside produced, headers included. Never the live
     # event streams: compressing one would hold events back in the compressor. Starlette
     # already skips text/event-stream; it is named here so no upgrade can drop it silently.
@@ -189,6 +191,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         admin,
     ):
         app.include_router(module.router)
+    app.include_router(case_evidence.api_router)
     return app
 
 

@@ -11,9 +11,12 @@ from app import case_views, cases
 from app.access import can_read_work_of
 from app.deps import BrokerDep, CaseAttemptDep, CurrentUser, EngineDep, RowId, SessionDep
 from app.models import MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
+from app.schemas import error_responses
 from app.streams import attempt_events
 
 router = APIRouter(tags=["cases"], include_in_schema=False)
+# The case attempt's JSON is part of the API, and documented with it at /openapi.json.
+api_router = APIRouter(tags=["cases"])
 
 
 @router.get("/cases/runs/{case_run_id}/events")
@@ -45,7 +48,7 @@ async def case_run_events(
     )
 
 
-@router.get("/api/cases/attempts/{case_attempt_id}")
+@api_router.get("/api/cases/attempts/{case_attempt_id}", responses=error_responses(401, 404, 422))
 def case_attempt_json(case_attempt: CaseAttemptDep, session: SessionDep) -> JSONResponse:
     """A case attempt as JSON: before the reveal, what its page shows and nothing more."""
     context = case_views.case_page_context(session, case_attempt)

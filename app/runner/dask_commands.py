@@ -1,15 +1,21 @@
 """`python -m app scheduler` and `python -m app worker`: Dask's own `dask scheduler` and
 `dask worker`, with Drillbook's settings.
 
-The commands replace themselves with Dask's command line (`os.execvpe`) rather than start a
-Scheduler or Nanny inside this process: Dask's CLI already handles signals, the nanny's restarts
-of a dead worker, process titles and logging, and a supervisor (systemd, compose) then signals
-Dask's process directly. Drillbook adds only an argument list and `DASK_*` configuration
-variables: plain data, checked by tests without starting anything.
+The scheduler command replaces itself with Dask's command line (`os.execvpe`) rather than start
+a Scheduler inside this process: Dask's CLI already handles signals, process titles and logging,
+and a supervisor (systemd, compose) then signals Dask's process directly. The worker command
+runs Dask's `dask worker` as its child instead, and runs it again whenever it exits by itself: a
+Dask worker whose scheduler goes away shuts down (workers no longer reconnect), so after a
+scheduler crash and restart the cluster would have no workers until someone restarted each by
+hand. Drillbook adds only an argument list and `DASK_*` configuration variables: plain data,
+checked by tests without starting anything.
 """
 
 import os
+import signal
+import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +25,8 @@ from app.runner.certificates import TlsFiles, tls_files
 from app.runner.cluster_config import EXTERNAL_CLUSTER_CONFIG, WARM_PRELOAD
 
 DEFAULT_SCHEDULER_PORT = 8786
+# Between a worker's exit and its restart: a scheduler that is down stays down for seconds.
+RESTART_PAUSE_S = 2.0
 # Dask starts an HTTP server even without the dashboard (it serves the configured routes: none
 # here); keep it on loopback, on any free port (not the scheduler's default 8787 for all).
 NO_HTTP_ON_THE_NETWORK = ("--no-dashboard", "--dashboard-address", "127.0.0.1:0")
@@ -33,6 +41,33 @@ class DaskCommand:
 
     def replace_this_process(self) -> NoReturn:
         os.execvpe(self.argv[0], self.argv, os.environ | self.environment)
+
+    def run_again_until_stopped(self, *, pause_s: float = RESTART_PAUSE_S) -> NoReturn:
+        """Run the command as a child; when it exits by itself, start it again after `pause_s`
+        (it then waits for its scheduler to come back). SIGTERM or SIGINT to this process stops
+        the child (with SIGTERM, which Dask takes as a request to close in order) and then this
+        process, with the child's exit code."""
+        stopping = threading.Event()
+        child: subprocess.Popen[bytes] | None = None
+
+        def stop(_signal: int, _frame: object) -> None:
+            stopping.set()
+            if child is not None and child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        while True:
+            child = subprocess.Popen(self.argv, env=os.environ | self.environment)
+            code = child.wait()
+            if stopping.is_set() or stopping.wait(pause_s):
+                sys.exit(code)
+            print(
+                f"drillbook: `dask worker` exited ({code}), its scheduler gone; starting it "
+                "again, to wait for the scheduler",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def dask_environment(config: Mapping[str, Any]) -> dict[str, str]:

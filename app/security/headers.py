@@ -42,11 +42,18 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
+# Production is served over HTTPS only (its cookies are Secure): browsers that have seen it once
+# then refuse plain http:// to it for a year, so no first request of a session goes out in clear.
+# Subdomains are left out: they may be someone else's.
+STRICT_TRANSPORT = "max-age=31536000"
 
 
 class SecurityHeaders:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, https_only: bool = False) -> None:
         self.app = app
+        self.headers = HEADERS | (
+            {"Strict-Transport-Security": STRICT_TRANSPORT} if https_only else {}
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,7 +64,7 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 message.setdefault("headers", [])
                 headers = MutableHeaders(scope=message)
-                for name, value in HEADERS.items():
+                for name, value in self.headers.items():
                     headers.setdefault(name, value)
             await send(message)
 

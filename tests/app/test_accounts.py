@@ -72,8 +72,9 @@ def test_the_session_cookie_is_httponly_lax_and_secure_outside_local_development
 
     for environment in ("dev", "test"):
         assert Settings(environment=environment, database_url=database_url).secure_cookies is False
+    assert "Strict-Transport-Security" not in anonymous.get("/login").headers
     prod = Settings(
-        environment="prod", secret_key="a-real-key", database_url=database_url
+        environment="prod", secret_key="a-real-key-" + "k" * 32, database_url=database_url
     )  # no scheduler address: an embedded cluster
     assert prod.secure_cookies is True
     prod_app = create_app(prod)
@@ -81,14 +82,18 @@ def test_the_session_cookie_is_httponly_lax_and_secure_outside_local_development
         assert session_middleware(prod_app)["https_only"] is True
         # The cookie a production server sets (no lifespan needed for the login page).
         browser = TestClient(prod_app, base_url="https://testserver")
-        cookie = session_cookie_header(browser.get("/login"))  # the page makes a CSRF token
+        page = browser.get("/login")
+        cookie = session_cookie_header(page)  # the page makes a CSRF token
         assert {"httponly", "samesite=lax", "secure"} <= flags(cookie)
+        assert page.headers["Strict-Transport-Security"] == "max-age=31536000"
         browser.close()
     finally:
         prod_app.state.engine.dispose()
-    # Production refuses to run with a key nobody chose.
+    # Production refuses to run with a key nobody chose, or one short enough to guess.
     with pytest.raises(ValidationError):
         Settings(environment="prod", database_url=database_url)
+    with pytest.raises(ValidationError, match="at least 32 characters"):
+        Settings(environment="prod", secret_key="x", database_url=database_url)
 
 
 def test_login_starts_a_new_session(anonymous: TestClient) -> None:
@@ -448,3 +453,16 @@ def test_an_oversized_body_is_refused_while_it_streams(anonymous: TestClient) ->
         "/login", content=chunks(), headers={"Content-Type": "application/x-www-form-urlencoded"}
     )
     assert response.status_code == 413
+    assert "larger than 24 MB" in response.text
+    assert response.headers["Content-Security-Policy"]  # the app's answer, not a bare one
+
+
+def test_an_oversized_body_is_refused_in_the_apps_own_words(client: TestClient) -> None:
+    body = b"x" * (24 * 1024 * 1024 + 1)  # declared by its Content-Length
+    api = client.post("/api/attempts", content=body, headers={"Content-Type": "application/json"})
+    assert api.status_code == 413
+    assert api.json() == {"detail": "The request is larger than 24 MB."}
+    assert api.headers["X-Content-Type-Options"] == "nosniff"
+    page = client.post("/drills/overfit-one-batch/attempts", content=body)
+    assert page.status_code == 413 and page.headers["content-type"].startswith("text/html")
+    assert "larger than 24 MB" in page.text and page.headers["Content-Security-Policy"]

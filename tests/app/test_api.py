@@ -277,6 +277,12 @@ def api_answers(client: TestClient) -> dict[tuple[str, str], set[int]]:
             client.get(path.format(attempt_id=999_999)),
             client.get(path.format(attempt_id=2**64)),
         ]
+    case_attempt = "/api/cases/attempts/{case_attempt_id}"
+    answers[("get", case_attempt)] = [
+        anonymous.get(case_attempt.format(case_attempt_id=1)),
+        client.get(case_attempt.format(case_attempt_id=999_999)),
+        client.get(case_attempt.format(case_attempt_id=2**64)),
+    ]
     cancel = "/api/attempts/{attempt_id}/cancel"
     cancelled = client.post(cancel.format(attempt_id=attempt_id))
     assert cancelled.status_code == 202, cancelled.text

@@ -50,6 +50,21 @@ def wait_until_runs_end(
     raise AssertionError("case runs still going")
 
 
+def learner_views(client: TestClient, case_attempt_id: int, body: dict[str, Any]) -> list[str]:
+    """Everything the learner can read of an open case attempt: its page, its body partial, the
+    case list, its JSON, and every run's event stream."""
+    views = [
+        client.get(f"/cases/attempts/{case_attempt_id}").text,
+        client.get(f"/cases/attempts/{case_attempt_id}/body").text,
+        client.get("/cases").text,
+        str(body),
+    ]
+    for run in body["runs"]:
+        with client.stream("GET", f"/cases/runs/{run['id']}/events") as stream:
+            views.append("".join(stream.iter_text()))
+    return views
+
+
 def option(page: str, text_start: str, name: str) -> str:
     """The value of the radio/checkbox `name` whose label starts with `text_start`."""
     pattern = rf'name="{name}" value="([^"]+)"[^>]*> {re.escape(text_start)}'
@@ -203,15 +218,7 @@ def test_nothing_names_the_cause_before_the_verdict(client: TestClient) -> None:
         )
         wait_until_runs_end(client, case_attempt_id)
     body = case_json(client, case_attempt_id)
-    responses = [
-        client.get(f"/cases/attempts/{case_attempt_id}").text,
-        client.get(f"/cases/attempts/{case_attempt_id}/body").text,
-        client.get("/cases").text,
-        str(body),
-    ]
-    for run in body["runs"]:
-        with client.stream("GET", f"/cases/runs/{run['id']}/events") as stream:
-            responses.append("".join(stream.iter_text()))
+    responses = learner_views(client, case_attempt_id, body)
     # A case's runs are not the learner's drill attempts, nor readable as attempts.
     with Session(engine_of(client)) as session:
         run_ids = [
@@ -414,15 +421,7 @@ def test_no_response_of_an_open_case_names_its_cause(client: TestClient, key: st
             ).text
         )
     body = wait_until_runs_end(client, case_attempt_id, timeout=180)
-    responses += [
-        client.get(f"/cases/attempts/{case_attempt_id}").text,
-        client.get(f"/cases/attempts/{case_attempt_id}/body").text,
-        client.get("/cases").text,
-        str(body),
-    ]
-    for run in body["runs"]:
-        with client.stream("GET", f"/cases/runs/{run['id']}/events") as stream:
-            responses.append("".join(stream.iter_text()))
+    responses += learner_views(client, case_attempt_id, body)
     for text in responses:
         assert leaks(case, text) == [], (case.key, leaks(case, text))
 

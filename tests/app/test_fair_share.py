@@ -4,9 +4,10 @@ the database even when pressed twice at once; and runs handed out in turn, so on
 backlog cannot hold up the others."""
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
@@ -41,72 +42,75 @@ def unfinished_of(client: TestClient, learner_id: int) -> list[Attempt]:
         )
 
 
+@pytest.fixture
+def lee(make_settings: Callable[..., Settings]) -> Iterator[tuple[TestClient, int]]:
+    """An app that lets a learner have two unfinished runs, and its learner "lee" logged in:
+    (lee's browser, lee's id)."""
+    with TestClient(create_app(make_settings(runs_per_learner=2))) as client:
+        learner_id = add_user(engine_of(client), "lee")
+        log_in(client, "lee")
+        yield client, learner_id
+
+
 def test_a_learner_at_the_cap_is_refused_everywhere_and_nothing_is_stored(
-    make_settings: Callable[..., Settings],
+    lee: tuple[TestClient, int],
 ) -> None:
-    app = create_app(make_settings(runs_per_learner=2))
-    with TestClient(app) as client:
-        engine = engine_of(client)
-        lee = add_user(engine, "lee")
-        log_in(client, "lee")
-        case_attempt_id, _ = add_case_attempt(engine, lee, stage=CaseStage.investigating)
-        scheduler = app.state.runner.scheduler_id
-        for _ in range(2):
-            add_unfinished_attempt(engine, lee, scheduler_id=scheduler)
-        before = row_counts(engine)
+    client, learner = lee
+    engine = engine_of(client)
+    case_attempt_id, _ = add_case_attempt(engine, learner, stage=CaseStage.investigating)
+    scheduler = client.app.state.runner.scheduler_id  # type: ignore[attr-defined]
+    for _ in range(2):
+        add_unfinished_attempt(engine, learner, scheduler_id=scheduler)
+    before = row_counts(engine)
 
-        api = client.post("/api/attempts", json=RUN)
-        assert api.status_code == 429
-        assert "2 runs queued or running" in api.json()["detail"]
-        form = client.post("/drills/overfit-one-batch/attempts", data=FORM, headers=HTMX)
-        assert form.status_code == 429
-        assert 'id="error-run"' in form.text and "2 runs queued or running" in form.text
-        assert ">It fits.</textarea>" in form.text  # the form comes back as sent
-        opened = client.post("/cases/swapped-head/attempts", follow_redirects=False)
-        assert opened.status_code == 429 and "2 runs queued or running" in opened.text
-        started = client.post("/practice/rounds", follow_redirects=False)
-        assert started.status_code == 429
-        experiment = client.post(
-            f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": "update-sizes"}
-        )
-        assert experiment.status_code == 429 and "2 runs queued or running" in experiment.text
-        assert row_counts(engine) == before
+    api = client.post("/api/attempts", json=RUN)
+    assert api.status_code == 429
+    assert "2 runs queued or running" in api.json()["detail"]
+    form = client.post("/drills/overfit-one-batch/attempts", data=FORM, headers=HTMX)
+    assert form.status_code == 429
+    assert 'id="error-run"' in form.text and "2 runs queued or running" in form.text
+    assert ">It fits.</textarea>" in form.text  # the form comes back as sent
+    opened = client.post("/cases/swapped-head/attempts", follow_redirects=False)
+    assert opened.status_code == 429 and "2 runs queued or running" in opened.text
+    started = client.post("/practice/rounds", follow_redirects=False)
+    assert started.status_code == 429
+    experiment = client.post(
+        f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": "update-sizes"}
+    )
+    assert experiment.status_code == 429 and "2 runs queued or running" in experiment.text
+    assert row_counts(engine) == before
 
-        # Another learner is not held back by lee's share.
-        add_user(engine, "ola")
-        ola = signed_in(app, "ola")
-        created = ola.post("/api/attempts", json=RUN | {"knobs": {"steps": 20}})
-        assert created.status_code == 202, created.text
-        assert wait_until_final(ola, created.json()["id"])["status"] == "succeeded"
+    # Another learner is not held back by lee's share.
+    add_user(engine, "ola")
+    ola = signed_in(client.app, "ola")  # type: ignore[arg-type]
+    created = ola.post("/api/attempts", json=RUN | {"knobs": {"steps": 20}})
+    assert created.status_code == 202, created.text
+    assert wait_until_final(ola, created.json()["id"])["status"] == "succeeded"
 
 
-def test_two_presses_for_the_last_place_start_one_run(
-    make_settings: Callable[..., Settings],
-) -> None:
-    app = create_app(make_settings(runs_per_learner=2))
-    with TestClient(app) as client:
-        engine = engine_of(client)
-        lee = add_user(engine, "lee")
-        log_in(client, "lee")
-        add_unfinished_attempt(engine, lee, scheduler_id=app.state.runner.scheduler_id)
-        barrier = threading.Barrier(2)
-        answers: list[Any] = []
+def test_two_presses_for_the_last_place_start_one_run(lee: tuple[TestClient, int]) -> None:
+    client, learner = lee
+    engine = engine_of(client)
+    scheduler = client.app.state.runner.scheduler_id  # type: ignore[attr-defined]
+    add_unfinished_attempt(engine, learner, scheduler_id=scheduler)
+    barrier = threading.Barrier(2)
+    answers: list[Any] = []
 
-        def press() -> None:
-            barrier.wait()
-            answers.append(client.post("/api/attempts", json=RUN | {"knobs": {"steps": 20}}))
+    def press() -> None:
+        barrier.wait()
+        answers.append(client.post("/api/attempts", json=RUN | {"knobs": {"steps": 20}}))
 
-        threads = [threading.Thread(target=press) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert sorted(answer.status_code for answer in answers) == [202, 429]
-        started = next(answer for answer in answers if answer.status_code == 202)
-        wait_until_final(client, started.json()["id"])
-        with Session(engine) as session:
-            stored = session.exec(select(Attempt).where(col(Attempt.learner_id) == lee)).all()
-        assert len(stored) == 2
+    threads = [threading.Thread(target=press) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answer.status_code for answer in answers) == [202, 429]
+    started = next(answer for answer in answers if answer.status_code == 202)
+    wait_until_final(client, started.json()["id"])
+    with Session(engine) as session:
+        stored = session.exec(select(Attempt).where(col(Attempt.learner_id) == learner)).all()
+    assert len(stored) == 2
 
 
 def test_a_learners_backlog_waits_behind_everyone_elses_first_run(

@@ -71,3 +71,14 @@ def test_the_middleware_adds_only_what_a_response_lacks() -> None:
     assert response.headers.get_list("Content-Security-Policy") == ["default-src 'none'"]
     assert response.headers["Referrer-Policy"] == "same-origin"
     assert CONTENT_SECURITY_POLICY == POLICY
+
+
+def test_production_tells_browsers_to_come_back_over_https_only() -> None:
+    def page(_: Request) -> PlainTextResponse:
+        return PlainTextResponse("x")
+
+    routes = [Route("/", page)]
+    with TestClient(SecurityHeaders(Starlette(routes=routes), https_only=True)) as client:
+        assert client.get("/").headers["Strict-Transport-Security"] == "max-age=31536000"
+    with TestClient(SecurityHeaders(Starlette(routes=routes))) as client:
+        assert "Strict-Transport-Security" not in client.get("/").headers

@@ -27,26 +27,29 @@ def open_umask() -> Iterator[None]:
     os.umask(previous)
 
 
-def settings_for(folder: Path, cluster: LocalCluster, credentials: dict[str, Path]) -> Settings:
-    return Settings(
+@pytest.fixture
+def migrated(
+    tmp_path: Path, open_umask: None, cluster: LocalCluster, cluster_credentials: dict[str, Path]
+) -> tuple[Settings, Path]:
+    """A fresh install's settings (its database in a folder of its own), migrated as
+    `python -m app migrate` does, and the database file."""
+    database = tmp_path / "db" / "drillbook.sqlite3"
+    settings = Settings(
         environment="test",
-        database_url=f"sqlite:///{folder / 'db' / 'drillbook.sqlite3'}",
-        data_dir=folder / "var",
+        database_url=f"sqlite:///{database}",
+        data_dir=tmp_path / "var",
         secret_key="test-only-key",
         scheduler_address=cluster.scheduler_address,
-        **credentials,
+        **cluster_credentials,
     )
+    upgrade(settings.database_url)
+    return settings, database
 
 
 def test_a_new_install_keeps_the_database_and_its_log_private(
-    tmp_path: Path,
-    open_umask: None,
-    cluster: LocalCluster,
-    cluster_credentials: dict[str, Path],
+    migrated: tuple[Settings, Path],
 ) -> None:
-    settings = settings_for(tmp_path, cluster, cluster_credentials)
-    upgrade(settings.database_url)  # `python -m app migrate` makes the file
-    database = tmp_path / "db" / "drillbook.sqlite3"
+    settings, database = migrated
     assert mode(database) == 0o600 and mode(database.parent) == 0o700
     with TestClient(create_app(settings)) as client:
         add_user(engine_of(client), "lee")  # a write: SQLite opens its -wal and -shm files
@@ -58,14 +61,9 @@ def test_a_new_install_keeps_the_database_and_its_log_private(
 
 
 def test_an_old_install_is_narrowed_when_the_server_starts(
-    tmp_path: Path,
-    open_umask: None,
-    cluster: LocalCluster,
-    cluster_credentials: dict[str, Path],
+    migrated: tuple[Settings, Path],
 ) -> None:
-    settings = settings_for(tmp_path, cluster, cluster_credentials)
-    upgrade(settings.database_url)
-    database = tmp_path / "db" / "drillbook.sqlite3"
+    settings, database = migrated
     wal = database.with_name(database.name + "-wal")
     wal.touch()
     for path in (database, wal):
