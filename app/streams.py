@@ -104,6 +104,18 @@ def points_event(points: list[Point], cursor: int) -> bytes:
 Rename = Callable[[str], str | None]
 
 
+@dataclass(frozen=True)
+class StreamSource:
+    """What a live stream follows: an attempt, and how its series are named to the viewer.
+    Found by a plain `def` dependency (in the thread pool, where its reads wait without holding
+    the event loop), which also closes the request's session: held for as long as the stream
+    stays open, its pooled connection would be gone from the pool (a class watching its runs
+    would hold all of them). The stream reads in short sessions of its own."""
+
+    attempt_id: int
+    rename: Rename | None = None
+
+
 def renamed(points: list[Point], rename: Rename) -> list[Any]:
     """The points a viewer may see, under the names it shows them by (None: not shown)."""
     shown = []

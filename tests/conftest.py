@@ -73,14 +73,12 @@ def shared_fixture_group(item: pytest.Item) -> str | None:
 
 
 def keep_the_database_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The PostgreSQL pass runs only the tests that have a database (those that ask for
-    `database_url`, directly or through the app fixtures, or are marked `postgres`): the others
-    would run exactly as in the SQLite pass."""
+    """The PostgreSQL pass runs only the tests that have the test database (they ask for
+    `database_url`, directly or through the app fixtures): the others would run exactly as in
+    the SQLite pass (those that make PostgreSQL databases of their own run there)."""
     kept, left_out = [], []
     for item in items:
-        fixtures = getattr(item, "fixturenames", ())
-        uses_database = "database_url" in fixtures or item.get_closest_marker("postgres")
-        (kept if uses_database else left_out).append(item)
+        (kept if "database_url" in getattr(item, "fixturenames", ()) else left_out).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept

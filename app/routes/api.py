@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from sse_starlette import EventSourceResponse
 
 from app import evidence
@@ -34,7 +34,7 @@ from app.schemas import (
     error_responses,
 )
 from app.security.csrf import csrf_token
-from app.streams import attempt_events
+from app.streams import StreamSource, attempt_events
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
 
@@ -124,10 +124,16 @@ def cancel(attempt: OwnAttemptDep, session: SessionDep) -> AttemptPublic:
     return get_attempt(attempt, session)
 
 
+def attempt_stream(attempt: AttemptDep, session: SessionDep) -> StreamSource:
+    """The attempt the stream follows (app.streams.StreamSource says why the session closes)."""
+    assert attempt.id is not None
+    session.close()
+    return StreamSource(attempt.id)
+
+
 @router.get("/attempts/{attempt_id}/events", responses=error_responses(401, 404, 422))
 async def stream_attempt(
-    attempt: AttemptDep,
-    session: SessionDep,
+    source: Annotated[StreamSource, Depends(attempt_stream)],
     engine: EngineDep,
     broker: BrokerDep,
     after: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
@@ -136,10 +142,6 @@ async def stream_attempt(
     """Server-sent events: `status`, `points` ({"points": [[metric, step, value], ...]}; each
     with an id, the stream's cursor), `done`. Points after `after`, or after the `Last-Event-ID`
     a reconnecting browser sends, so none is sent twice."""
-    assert attempt.id is not None
-    # The request's session (used above to check who may read this) would otherwise keep its
-    # pooled connection for as long as the stream stays open: a class watching its runs would
-    # hold the whole pool. The stream reads in short sessions of its own.
-    session.close()
     cursor = max(after, last_event_id or 0)
-    return EventSourceResponse(attempt_events(engine, broker, attempt.id, after=cursor), ping=15)
+    events = attempt_events(engine, broker, source.attempt_id, after=cursor)
+    return EventSourceResponse(events, ping=15)

@@ -3,7 +3,7 @@ attempt as JSON (before the verdict, only what its page shows)."""
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Query
+from fastapi import APIRouter, Depends, Header, HTTPException, Query
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
@@ -12,25 +12,16 @@ from app.access import can_read_work_of
 from app.deps import BrokerDep, CaseAttemptDep, CurrentUser, EngineDep, RowId, SessionDep
 from app.models import MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
 from app.schemas import error_responses
-from app.streams import attempt_events
+from app.streams import StreamSource, attempt_events
 
 router = APIRouter(tags=["cases"], include_in_schema=False)
 # The case attempt's JSON is part of the API, and documented with it at /openapi.json.
 api_router = APIRouter(tags=["cases"])
 
 
-@router.get("/cases/runs/{case_run_id}/events")
-async def case_run_events(
-    case_run_id: RowId,
-    session: SessionDep,
-    user: CurrentUser,
-    engine: EngineDep,
-    broker: BrokerDep,
-    after: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
-    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_ROW_ID)] = None,
-) -> EventSourceResponse:
-    """A case run's live events, as /api/attempts/{id}/events sends them, but only the series
-    the case shows, under the case's names."""
+def case_run_stream(case_run_id: RowId, session: SessionDep, user: CurrentUser) -> StreamSource:
+    """The case run's attempt, if the user may read it (app.streams.StreamSource says why the
+    session closes)."""
     run = session.get(CaseRun, case_run_id)
     case_attempt = session.get(CaseAttempt, run.case_attempt_id) if run else None
     if (
@@ -40,12 +31,23 @@ async def case_run_events(
     ):
         raise HTTPException(status_code=404, detail=f"No case run {case_run_id}.")
     rename = case_views.rename_for(cases.case_of(case_attempt).case_set)
-    attempt_id = run.attempt_id
-    session.close()  # the stream reads in short sessions of its own (see api.stream_attempt)
+    session.close()
+    return StreamSource(run.attempt_id, rename)
+
+
+@router.get("/cases/runs/{case_run_id}/events")
+async def case_run_events(
+    source: Annotated[StreamSource, Depends(case_run_stream)],
+    engine: EngineDep,
+    broker: BrokerDep,
+    after: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
+    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_ROW_ID)] = None,
+) -> EventSourceResponse:
+    """A case run's live events, as /api/attempts/{id}/events sends them, but only the series
+    the case shows, under the case's names."""
     cursor = max(after, last_event_id or 0)
-    return EventSourceResponse(
-        attempt_events(engine, broker, attempt_id, after=cursor, rename=rename), ping=15
-    )
+    events = attempt_events(engine, broker, source.attempt_id, after=cursor, rename=source.rename)
+    return EventSourceResponse(events, ping=15)
 
 
 @api_router.get("/api/cases/attempts/{case_attempt_id}", responses=error_responses(401, 404, 422))

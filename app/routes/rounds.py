@@ -3,7 +3,7 @@ the diagnosis form, then the truth), its live events, the answer and an instruct
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 from sse_starlette import EventSourceResponse
@@ -26,7 +26,7 @@ from app.deps import (
 from app.forms import FormDataDep, FormDep, is_htmx
 from app.models import CASE_RUBRIC, MAX_ROW_ID, DiagnosisRound
 from app.rubric import InvalidReview
-from app.streams import attempt_events
+from app.streams import StreamSource, attempt_events
 from app.templating import templates
 
 router = APIRouter(tags=["practice"], include_in_schema=False)
@@ -86,10 +86,19 @@ def round_body(request: Request, diagnosis_round: RoundDep, session: SessionDep)
     return _page(request, session, diagnosis_round, template="partials/round_body.html")
 
 
+def round_stream(diagnosis_round: RoundDep, session: SessionDep) -> StreamSource:
+    """The round's run (app.streams.StreamSource says why the session closes)."""
+    run = rounds.run_of(session, diagnosis_round)
+    if run is None or run.id is None:
+        raise HTTPException(status_code=404, detail=f"No run for round {diagnosis_round.id}.")
+    rename = case_views.rename_for(rounds.case_set_for(diagnosis_round))
+    session.close()
+    return StreamSource(run.id, rename)
+
+
 @router.get("/practice/rounds/{round_id}/events")
 async def round_events(
-    diagnosis_round: RoundDep,
-    session: SessionDep,
+    source: Annotated[StreamSource, Depends(round_stream)],
     engine: EngineDep,
     broker: BrokerDep,
     after: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
@@ -97,16 +106,9 @@ async def round_events(
 ) -> EventSourceResponse:
     """The round's run as /api/attempts/{id}/events streams it, but only the series the round
     shows, under neutral names."""
-    run = rounds.run_of(session, diagnosis_round)
-    if run is None or run.id is None:
-        raise HTTPException(status_code=404, detail=f"No run for round {diagnosis_round.id}.")
-    rename = case_views.rename_for(rounds.case_set_for(diagnosis_round))
-    attempt_id = run.id
-    session.close()  # the stream reads in short sessions of its own (see api.stream_attempt)
     cursor = max(after, last_event_id or 0)
-    return EventSourceResponse(
-        attempt_events(engine, broker, attempt_id, after=cursor, rename=rename), ping=15
-    )
+    events = attempt_events(engine, broker, source.attempt_id, after=cursor, rename=source.rename)
+    return EventSourceResponse(events, ping=15)
 
 
 @router.post("/practice/rounds/{round_id}/answer", response_model=None)

@@ -4,6 +4,7 @@ database is write-locked from outside, every other request and live stream goes 
 lag is measured by a callback sent to it, as the other requests and streams would be."""
 
 import asyncio
+import inspect
 import sqlite3
 import threading
 import time
@@ -107,3 +108,21 @@ def test_a_request_waiting_for_a_locked_database_leaves_the_loop_free(
     if name.startswith("case") and answers[0].status_code < 400:
         case_ids = [int(part) for part in answers[0].url.path.split("/") if part.isdigit()]
         wait_until_runs_end(client, case_ids[0])
+
+
+def test_no_coroutine_handler_is_handed_the_database_session(anonymous: TestClient) -> None:
+    """A handler written `async def` runs on the event loop: given the request's session, it
+    would do its reads and writes there, holding every other request while the database is
+    slow or locked. Such work belongs in `def` handlers or dependencies (the thread pool)."""
+    from fastapi.routing import APIRoute, iter_route_contexts
+
+    from app.deps import get_session
+
+    offenders = []
+    for context in iter_route_contexts(anonymous.app.routes):  # type: ignore[attr-defined]
+        route = context.original_route
+        if not isinstance(route, APIRoute) or not inspect.iscoroutinefunction(route.endpoint):
+            continue
+        if any(dependency.call is get_session for dependency in route.dependant.dependencies):
+            offenders.append(f"{sorted(route.methods)} {route.path}")
+    assert offenders == []
