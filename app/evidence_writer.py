@@ -116,6 +116,14 @@ class EvidenceWriter:
             attempt = evidence.lock_attempt(session, message.attempt_id)
             if attempt is None or attempt.final:
                 return  # already ended (by its worker, a cancel or the housekeeping)
+            never_started = attempt.status == AttemptStatus.queued
+            if isinstance(message, Ended) and message.resend is not None and never_started:
+                session.rollback()
+                if self._resent(message):
+                    return
+                attempt = evidence.lock_attempt(session, message.attempt_id)
+                if attempt is None or attempt.final:
+                    return
             if isinstance(message, Finished):
                 evidence.finish_from_record(session, attempt=attempt, record=message.record)
             else:
@@ -125,6 +133,17 @@ class EvidenceWriter:
             announce(session, Change(message.attempt_id, 0))
             session.commit()
         self._broker.publish(message.attempt_id)
+
+    def _resent(self, message: Ended) -> bool:
+        """Send a run no worker started to the workers again; False if that failed too."""
+        assert message.resend is not None
+        try:
+            message.resend()
+        except Exception:
+            logger.warning("could not send attempt %s again", message.attempt_id, exc_info=True)
+            return False
+        logger.info("attempt %s: its worker died before it started; sent again", message.attempt_id)
+        return True
 
     def _store_replay(self, message: ReplayDone) -> None:
         with Session(self._engine) as session:

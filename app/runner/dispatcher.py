@@ -13,6 +13,8 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from distributed import Client, Future, LocalCluster, fire_and_forget
@@ -36,6 +38,20 @@ WORKER_LOST = (
     "The worker process running this attempt died before it finished (killed, crashed or out of "
     "memory). The pool replaced it; run again to retry."
 )
+# How often an attempt whose worker died before it started is sent again (app.runner.events.
+# Ended.resend); a worker that dies before every start is not waited out for ever.
+MAX_RESENDS = 3
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What an attempt was sent with, to send it again."""
+
+    drill: str
+    knobs: dict[str, Any]
+    seed: int
+    priority: int
+    resends: int = 0
 
 
 class AttemptRunner:
@@ -45,6 +61,7 @@ class AttemptRunner:
         self._lock = threading.Lock()
         # This process's sends, kept until done: a dropped Future would take its callback along.
         self._attempts: dict[int, Future[Any]] = {}
+        self._sent: dict[int, Sent] = {}
         self._replays: dict[int, Future[Any]] = {}
         self._stopping = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="pool-watcher", daemon=True)
@@ -85,6 +102,7 @@ class AttemptRunner:
         self._stopping.set()
         with self._lock:
             attempts, self._attempts = self._attempts, {}
+            self._sent = {}
             replays, self._replays = self._replays, {}
         if self.embedded:
             # The workers go with this process: its runs cannot finish.
@@ -112,6 +130,10 @@ class AttemptRunner:
         self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int, priority: int = 0
     ) -> None:
         """Send an attempt; a higher `priority` starts first, equal ones in the order sent."""
+        self._send(attempt_id, Sent(drill, knobs, seed, priority))
+
+    def _send(self, attempt_id: int, sent: Sent) -> None:
+        drill, knobs, seed, priority = sent.drill, sent.knobs, sent.seed, sent.priority
         self._require_workers()
         future = self._submit(
             f"attempt-{attempt_id}",
@@ -127,6 +149,7 @@ class AttemptRunner:
         fire_and_forget(future)
         with self._lock:
             self._attempts[attempt_id] = future
+            self._sent[attempt_id] = sent
         future.add_done_callback(lambda done: self._on_attempt_done(attempt_id, done))
 
     def _submit(
@@ -208,6 +231,7 @@ class AttemptRunner:
     # -- callbacks (Dask threads) ----------------------------------------------------------
     def _on_attempt_done(self, attempt_id: int, future: Future[Any]) -> None:
         with self._lock:
+            sent = self._sent.pop(attempt_id, None)
             if self._attempts.pop(attempt_id, None) is None:
                 return  # already handled by stop()
         if future.status == "finished":
@@ -223,7 +247,12 @@ class AttemptRunner:
         if isinstance(error, RecordNotStored):  # the worker could not reach the database
             self._sink.put(Finished(attempt_id, error.record))
             return
-        self._sink.put(Ended(attempt_id, AttemptStatus.failed, _failure(attempt_id, future)))
+        resend = None
+        if isinstance(error, KilledWorker) and sent is not None and sent.resends < MAX_RESENDS:
+            again = replace(sent, resends=sent.resends + 1)
+            resend = partial(self._send, attempt_id, again)
+        failure = _failure(attempt_id, future)
+        self._sink.put(Ended(attempt_id, AttemptStatus.failed, failure, resend=resend))
 
     def _on_replay_done(self, replay_id: int, future: Future[Any]) -> None:
         with self._lock:

@@ -8,7 +8,8 @@ it was given (`app.evidence_writer.EvidenceWriter` in the web process, a list in
 dependency points one way, from the services to the runner.
 """
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.models import AttemptStatus
@@ -25,11 +26,17 @@ class Finished:
 
 @dataclass(frozen=True)
 class Ended:
-    """The attempt ends without a record from the worker (lost worker, watchdog, shutdown)."""
+    """The attempt ends without a record from the worker (lost worker, watchdog, shutdown).
+
+    `resend`, when given, sends the attempt to the workers again instead: the runner offers it
+    when a worker died under the attempt's task, which is safe to take only if no worker ever
+    started the run (its attempt is still `queued`): right after the pool lost its workers, the
+    scheduler may hand a new run to one that is already gone."""
 
     attempt_id: int
     status: AttemptStatus
     error: str
+    resend: Callable[[], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

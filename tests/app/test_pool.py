@@ -142,3 +142,19 @@ def test_the_cluster_speaks_tls_only_and_serves_no_http_pages(
                 urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5)
             answer.value.close()
             assert answer.value.code == 404, (port, path)
+
+
+def test_a_run_sent_as_the_pool_loses_its_workers_waits_for_the_new_ones(
+    embedded: tuple[FastAPI, TestClient],
+) -> None:
+    """Posted the moment both workers are killed, a run the scheduler hands to a dead worker
+    is sent again (no worker ever started it), not failed as "worker died"."""
+    app, client = embedded
+    for address in wait_for_workers(app, 2):
+        kill(app, address)
+    response = client.post(
+        "/api/attempts", json={"drill": "overfit-one-batch", **PREDICTION, "knobs": {"steps": 20}}
+    )
+    assert response.status_code == 202, response.text
+    attempt = wait_until_final(client, response.json()["id"], timeout=180)
+    assert attempt["status"] == "succeeded", attempt["error"]

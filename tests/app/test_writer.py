@@ -110,3 +110,30 @@ def test_an_attempt_that_has_ended_is_left_as_it_is(engine: Engine) -> None:
         assert attempt is not None
         assert (attempt.status, attempt.error) == (AttemptStatus.succeeded, None)
         assert evidence.metric_series(session, attempt_id=attempt_id) == record["metrics"]
+
+
+def test_a_run_no_worker_started_is_sent_again_instead_of_failed(engine: Engine) -> None:
+    """A worker that died under a task: sent again if its attempt is still queued (no worker
+    started it), failed if it was running (a run that killed its worker is not re-run)."""
+    queued = add_unfinished_attempt(engine, status=AttemptStatus.queued)
+    running = add_unfinished_attempt(engine, status=AttemptStatus.running)
+    unsendable = add_unfinished_attempt(engine, status=AttemptStatus.queued)
+    resent: list[int] = []
+
+    def refuse() -> None:
+        raise RuntimeError("no worker has been available for over 30 s")
+
+    run_writer(
+        engine,
+        Ended(queued, AttemptStatus.failed, "worker lost", resend=lambda: resent.append(queued)),
+        Ended(running, AttemptStatus.failed, "worker lost", resend=lambda: resent.append(running)),
+        Ended(unsendable, AttemptStatus.failed, "worker lost", resend=refuse),
+    )
+    assert resent == [queued]
+    with Session(engine) as session:
+        statuses = {i: session.get(Attempt, i).status for i in (queued, running, unsendable)}  # type: ignore[union-attr]
+    assert statuses == {
+        queued: AttemptStatus.queued,
+        running: AttemptStatus.failed,
+        unsendable: AttemptStatus.failed,
+    }
