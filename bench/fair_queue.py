@@ -1,14 +1,15 @@
 """One learner floods the queue while a class works: the class's queue wait with and without.
 
-    python -m bench.fair_queue --learners 20 --seconds 60
+    python -m bench.fair_queue --learners 20 --seconds 60 [--flood-steps 2000]
 
 Starts its own server on a free loopback port (the embedded default: SQLite, two workers). The
 same class works on it twice for --seconds each (bench.class_load's learners: catalogue, drill
 page, a run followed to its end, the attempt page, a pause): first alone, then while one more
-learner posts 2000-step runs (seconds each) as fast as the server takes them, asking again a
-quarter of a second after each 429. Printed: the class's queue wait (started - created) in each
-window, the ratio of the p95s (the target: within 1.5 x), and the flooder's posts taken and
-refused. Not a test: the figures go to the README; tests/app/test_fair_share.py asserts the order.
+learner posts runs of --flood-steps steps (2000: seconds each, ten times the class's) as fast as
+the server takes them, asking again a quarter of a second after each 429. Printed: the class's
+queue wait (started - created) in each window, the ratio of the p95s (the target: within
+1.5 x), and the flooder's posts taken and refused. Not a test: the figures go to the README;
+tests/app/test_fair_share.py asserts the order runs start in.
 """
 
 import argparse
@@ -31,8 +32,9 @@ RETRY_S = 0.25
 
 
 class Flooder:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, steps: int) -> None:
         self.session = Session.registered(url, "flooder", PASSWORD)
+        self.body = FLOOD | {"knobs": {"steps": steps}}
         self.taken = 0
         self.refused: dict[int, int] = {}
 
@@ -40,7 +42,7 @@ class Flooder:
         seed = 0
         while time.monotonic() < deadline:
             try:
-                self.session.post_json("/api/attempts", FLOOD | {"seed": seed})
+                self.session.post_json("/api/attempts", self.body | {"seed": seed})
                 self.taken += 1
                 seed += 1
             except urllib.error.HTTPError as error:
@@ -69,6 +71,7 @@ def main() -> None:
     parser.add_argument("--learners", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--think", type=float, default=2.0, help="mean pause between runs (s)")
+    parser.add_argument("--flood-steps", type=int, default=2000, help="steps of each flood run")
     args = parser.parse_args()
     with started_server() as server:
         scratch = Report(learners=args.learners, seconds=args.seconds)
@@ -76,14 +79,14 @@ def main() -> None:
             server.url, scratch, drill="overfit-one-batch", think_s=args.think
         )
         alone = window(class_list, args.seconds, None)
-        flooder = Flooder(server.url)
+        flooder = Flooder(server.url, args.flood_steps)
         flooded = window(class_list, args.seconds, flooder)
     result = {
         "learners": args.learners,
         "seconds": args.seconds,
         "alone": alone.summary(),
         "flooded": flooded.summary(),
-        "flooder": {"taken": flooder.taken, "refused": flooder.refused},
+        "flooder": {"steps": args.flood_steps, "taken": flooder.taken, "refused": flooder.refused},
     }
     p95_alone = alone.summary()["queue_wait_s"]["p95"]
     p95_flooded = flooded.summary()["queue_wait_s"]["p95"]

@@ -122,7 +122,10 @@ def check(name: str) -> str:
         took = time.monotonic() - started
     finally:
         path.write_text(original)
-    failed = [line for line in result.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    # pytest's summary lines ("FAILED tests/..."), not a captured log's "ERROR    app...".
+    failed = [
+        line for line in result.stdout.splitlines() if line.startswith(("FAILED ", "ERROR tests"))
+    ]
     verdict = "caught" if result.returncode != 0 else "MISSED"
     return f"{name:32} {verdict:7} {took:5.1f} s  {failed[0][:100] if failed else ''}"
 

@@ -15,6 +15,7 @@ from app.broker import AttemptEventBroker, Subscription
 from app.change_feed import APPLICATION_NAME, PostgresListener, SqlitePoller
 from app.db import make_engine
 from app.migrate import upgrade
+from tests.aio import run_to_end
 from tests.app.factories import add_unfinished_attempt
 from tests.postgres import throwaway_database
 
@@ -73,7 +74,7 @@ def test_a_notify_wakes_the_attempts_streams_and_survives_a_cut_connection(
         finally:
             listener.stop()
 
-    asyncio.run(scenario())
+    run_to_end(scenario)
 
 
 def test_an_announcement_goes_out_only_when_its_transaction_commits(postgres_url: str) -> None:
@@ -112,5 +113,5 @@ def test_on_sqlite_the_poller_wakes_the_streams_of_a_changed_attempt(database_ur
         assert await woken(watching, timeout=1)
         assert not quiet.changed.is_set()
 
-    asyncio.run(scenario())
+    run_to_end(scenario)
     engine.dispose()

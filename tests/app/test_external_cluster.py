@@ -107,6 +107,7 @@ def test_two_warm_single_threaded_workers_run_a_task(
         f"scheduler answered after {external_cluster.scheduler_up_s:.1f} s, "
         f"two warm workers registered after {external_cluster.workers_up_s:.1f} s"
     )
+    client.wait_for_workers(2, timeout=90)  # one may be coming back from an earlier test's kill
     assert client.submit(lambda x: x + 1, 41).result(timeout=30) == 42
 
     workers = client.scheduler_info()["workers"]
@@ -128,6 +129,9 @@ def test_two_warm_single_threaded_workers_run_a_task(
 
 
 def test_the_cluster_runs_with_drillbooks_config(client: Client) -> None:
+    # Both workers (a test before this one in a shuffled order may have killed one).
+    client.wait_for_workers(2, timeout=90)
+
     def config() -> dict[str, Any]:
         import dask
 

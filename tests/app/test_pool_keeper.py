@@ -4,6 +4,7 @@ exercised in tests/app/test_pool.py)."""
 from typing import Any
 
 from app.runner.pool import PoolKeeper
+from tests.aio import run_to_end
 
 
 class Nanny:
@@ -40,7 +41,6 @@ def test_a_closed_nanny_is_asked_for_again() -> None:
 
 
 def test_a_nanny_without_a_worker_past_the_grace_is_replaced() -> None:
-    import asyncio
 
     now = [0.0]
     stuck, healthy = Nanny(None), Nanny("tls://1")
@@ -53,7 +53,7 @@ def test_a_nanny_without_a_worker_past_the_grace_is_replaced() -> None:
     now[0] = 61.0
     keeper.check()
     [(replace, args)] = cluster.loop.callbacks
-    asyncio.run(replace(*args))
+    run_to_end(lambda: replace(*args))
     assert stuck.closed and "a" not in cluster.workers and not healthy.closed
     keeper.check()
     assert cluster.scaled_to == [2]  # the next check asks for the size again

@@ -19,10 +19,11 @@ from typing import Any
 
 import psutil
 import pytest
+from distributed import Client, Security
 from sqlalchemy import text
 
 from app.db import make_engine
-from app.runner.certificates import make_cluster_certificates
+from app.runner.certificates import make_cluster_certificates, tls_files
 from bench.deployments import migrate, scheduler_arguments, web_environment, worker_arguments
 from bench.learner import Session, follow
 from bench.processes import wait_until_answers
@@ -161,6 +162,23 @@ def check_stream_matches_store(log: Any, attempt: dict[str, Any]) -> None:
     assert set(delivered) == stored, "a point was lost on the way"
 
 
+def holds_tasks(deployment: Deployment, attempt_ids: list[int]) -> bool:
+    """Whether the scheduler has a task for each of these attempts (asked as the web servers
+    ask it, with the client certificate)."""
+    files = tls_files(deployment.certs, "client")
+    security = Security(
+        tls_ca_file=str(files.ca),
+        tls_client_cert=str(files.cert),
+        tls_client_key=str(files.key),
+        require_encryption=True,
+    )
+    with Client(deployment.scheduler, security=security, timeout=30) as client:
+        keys: list[str] = client.run_on_scheduler(
+            lambda dask_scheduler: [str(key) for key in dask_scheduler.tasks]
+        )
+    return all(any(key.startswith(f"attempt-{i}-") for key in keys) for i in attempt_ids)
+
+
 def wait_until_running(browser: Session, attempt_id: int) -> dict[str, Any]:
     state: dict[str, Any] = {}
 
@@ -204,6 +222,10 @@ def test_several_web_processes_share_one_external_cluster(deployment: Deployment
     sent = [via_one.post_json("/api/attempts", RUN | {"knobs": LONG_KNOBS}) for _ in range(3)]
     wait_until_running(via_other, sent[0]["id"])
     assert via_other.get_json(f"/api/attempts/{sent[2]['id']}")["status"] == "queued"
+    # Killed only once the scheduler holds all three: a task still in the dying process's send
+    # buffer never reaches the cluster (on a loaded machine that lost the third run twice; the
+    # housekeeping then ends it after the queue timeout, as it should).
+    wait_for(lambda: holds_tasks(deployment, [item["id"] for item in sent]), 30)
     kill_group(deployment.processes["web-0"])
     for attempt_id in [item["id"] for item in sent]:
         log = follow(via_other, f"/api/attempts/{attempt_id}/events", timeout=120)
