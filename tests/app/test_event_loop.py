@@ -100,7 +100,11 @@ def test_a_request_waiting_for_a_locked_database_leaves_the_loop_free(
         waiting = sender.is_alive()
     sender.join(timeout=30)
     assert waiting, f"{name} did not wait for the lock: the test locked nothing it needs"
-    assert max(lags) < MAX_LAG_S, f"{name}: the loop was held for {max(lags):.2f} s"
+    # A held loop answers none of the looks until the lock goes (one look of ~1.5 s); a loop
+    # that is free answers nearly all within 100 ms. A lone slow look is the machine (two busy
+    # cores and two test processes took one to 0.41 s), not the loop.
+    typical = sorted(lags)[int(0.9 * (len(lags) - 1))]
+    assert len(lags) >= 10 and typical < MAX_LAG_S, f"{name}: loop lags {sorted(lags)[-5:]}"
     assert answers and answers[0].status_code < 500
     # A run the request started (an experiment, a fix) ends before the test does.
     from tests.app.test_cases import wait_until_runs_end
