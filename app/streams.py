@@ -14,6 +14,7 @@ from typing import Any
 import pydantic_core
 from sqlalchemy import Engine, and_, bindparam, select, text
 from sqlmodel import col
+from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from app import point_reads
@@ -114,6 +115,22 @@ class StreamSource:
 
     attempt_id: int
     rename: Rename | None = None
+
+
+def event_stream(
+    source: StreamSource,
+    engine: Engine,
+    broker: AttemptEventBroker,
+    *,
+    after: int,
+    last_event_id: int | None,
+) -> EventSourceResponse:
+    """The stream's response: points after `after`, or after the `Last-Event-ID` a reconnecting
+    browser sends (whichever is later), so none is sent twice; a comment every 15 s keeps
+    proxies from closing a stream whose run waits in the queue."""
+    cursor = max(after, last_event_id or 0)
+    events = attempt_events(engine, broker, source.attempt_id, after=cursor, rename=source.rename)
+    return EventSourceResponse(events, ping=15)
 
 
 def renamed(points: list[Point], rename: Rename) -> list[Any]:

@@ -34,7 +34,7 @@ from app.schemas import (
     error_responses,
 )
 from app.security.csrf import csrf_token
-from app.streams import StreamSource, attempt_events
+from app.streams import StreamSource, event_stream
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
 
@@ -142,6 +142,4 @@ async def stream_attempt(
     """Server-sent events: `status`, `points` ({"points": [[metric, step, value], ...]}; each
     with an id, the stream's cursor), `done`. Points after `after`, or after the `Last-Event-ID`
     a reconnecting browser sends, so none is sent twice."""
-    cursor = max(after, last_event_id or 0)
-    events = attempt_events(engine, broker, source.attempt_id, after=cursor)
-    return EventSourceResponse(events, ping=15)
+    return event_stream(source, engine, broker, after=after, last_event_id=last_event_id)

@@ -12,7 +12,7 @@ from app.access import can_read_work_of
 from app.deps import BrokerDep, CaseAttemptDep, CurrentUser, EngineDep, RowId, SessionDep
 from app.models import MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
 from app.schemas import error_responses
-from app.streams import StreamSource, attempt_events
+from app.streams import StreamSource, event_stream
 
 router = APIRouter(tags=["cases"], include_in_schema=False)
 # The case attempt's JSON is part of the API, and documented with it at /openapi.json.
@@ -45,9 +45,7 @@ async def case_run_events(
 ) -> EventSourceResponse:
     """A case run's live events, as /api/attempts/{id}/events sends them, but only the series
     the case shows, under the case's names."""
-    cursor = max(after, last_event_id or 0)
-    events = attempt_events(engine, broker, source.attempt_id, after=cursor, rename=source.rename)
-    return EventSourceResponse(events, ping=15)
+    return event_stream(source, engine, broker, after=after, last_event_id=last_event_id)
 
 
 @api_router.get("/api/cases/attempts/{case_attempt_id}", responses=error_responses(401, 404, 422))

@@ -26,7 +26,7 @@ from app.deps import (
 from app.forms import FormDataDep, FormDep, is_htmx
 from app.models import CASE_RUBRIC, MAX_ROW_ID, DiagnosisRound
 from app.rubric import InvalidReview
-from app.streams import StreamSource, attempt_events
+from app.streams import StreamSource, event_stream
 from app.templating import templates
 
 router = APIRouter(tags=["practice"], include_in_schema=False)
@@ -106,9 +106,7 @@ async def round_events(
 ) -> EventSourceResponse:
     """The round's run as /api/attempts/{id}/events streams it, but only the series the round
     shows, under neutral names."""
-    cursor = max(after, last_event_id or 0)
-    events = attempt_events(engine, broker, source.attempt_id, after=cursor, rename=source.rename)
-    return EventSourceResponse(events, ping=15)
+    return event_stream(source, engine, broker, after=after, last_event_id=last_event_id)
 
 
 @router.post("/practice/rounds/{round_id}/answer", response_model=None)
