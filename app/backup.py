@@ -7,14 +7,8 @@ from pathlib import Path
 
 from app.config import Settings
 from app.portfolio.signing import key_path
+from app.private_files import private_file
 from app.security.secret import SESSION_SECRET_FILE
-
-
-def _private_file(path: Path) -> None:
-    """Create `path` empty with mode 0600 (whatever the umask), so no byte is ever readable by
-    others; an existing file is narrowed to 0600 too."""
-    path.touch(mode=0o600)
-    path.chmod(0o600)
 
 
 def back_up(settings: Settings, destination: Path) -> list[Path]:
@@ -30,7 +24,7 @@ def back_up(settings: Settings, destination: Path) -> list[Path]:
     destination.mkdir(parents=True, exist_ok=True)
     destination.chmod(0o700)
     copy = destination / source.name
-    _private_file(copy)
+    private_file(copy)
     with sqlite3.connect(source) as live, sqlite3.connect(copy) as target:
         live.backup(target)
     written = [copy]
@@ -42,7 +36,7 @@ def back_up(settings: Settings, destination: Path) -> list[Path]:
     for kept in kept_files:
         if kept.exists():
             target_file = destination / kept.name
-            _private_file(target_file)
+            private_file(target_file)
             shutil.copyfile(kept, target_file)
             written.append(target_file)
     return written

@@ -7,10 +7,16 @@ file is made (or narrowed to) 0600 before the first connection; sidecars left by
 wider start are narrowed too. Backups are already private (app/backup.py).
 """
 
-import os
 from pathlib import Path
 
 SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def private_file(path: Path) -> None:
+    """Create `path` empty with mode 0600 (whatever the umask), so no byte is ever readable by
+    others; an existing file is narrowed to 0600 too."""
+    path.touch(mode=0o600)
+    path.chmod(0o600)
 
 
 def private_directory(directory: Path) -> None:
@@ -26,10 +32,7 @@ def private_database(sqlite_file: Path) -> None:
         return
     if not sqlite_file.parent.exists():
         sqlite_file.parent.mkdir(parents=True, mode=0o700)
-    try:
-        os.close(os.open(sqlite_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        sqlite_file.chmod(0o600)
+    private_file(sqlite_file)
     for suffix in SIDECARS:
         sidecar = sqlite_file.with_name(sqlite_file.name + suffix)
         if sidecar.exists():
