@@ -4,7 +4,7 @@
 # deploy/compose.yaml runs every service of a scale-out set-up from it (web processes, the Dask
 # scheduler, workers), each with its own `python -m app <command>`.
 
-# htmx, its SSE extension and plotly.js, exactly as pinned by package-lock.json.
+# htmx, its SSE extension, plotly.js and CodeMirror with esbuild, as pinned by package-lock.json.
 FROM node:20-slim AS vendor
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -17,6 +17,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     DRILLBOOK_DATABASE_URL=sqlite:////data/drillbook.sqlite3 \
     DRILLBOOK_DATA_DIR=/data
 WORKDIR /srv/drillbook
+# Learners' code runs under bubblewrap with a seccomp filter (drills/sandbox); the container must
+# allow unprivileged user namespaces for it (else the app says code exercises are off).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap libseccomp2 \
+    && rm -rf /var/lib/apt/lists/*
 # torch from the CPU-only wheel index (PyPI's torch==2.13.0 for Linux pulls several GB of CUDA
 # libraries), without its dependencies: requirements.lock pins those, and every other package.
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu

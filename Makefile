@@ -7,12 +7,12 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint types pytest pytest-postgres vendor migrate browser bench clean
+.PHONY: run test lint types pytest pytest-postgres vendor migrate browser sandbox bench clean
 
-run: $(VENV)/.installed vendor migrate
+run: $(VENV)/.installed vendor sandbox migrate
 	$(BIN)/python -m app serve --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed vendor browser lint types pytest pytest-postgres
+test: $(VENV)/.installed vendor browser sandbox lint types pytest pytest-postgres
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
@@ -25,7 +25,7 @@ types: $(VENV)/.installed
 # tests' server stay in one process (tests/conftest.py, shared_fixture_group).
 PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup
 
-pytest: $(VENV)/.installed vendor browser
+pytest: $(VENV)/.installed vendor browser sandbox
 	$(PYTEST)
 
 # The app tests that have a database again, each on a throw-away PostgreSQL database copied
@@ -34,8 +34,9 @@ pytest: $(VENV)/.installed vendor browser
 # servers of their own (the class load and shutdown tests run the embedded SQLite default; the
 # external-cluster and scale-out tests run on PostgreSQL already) and the pool keeper's; and the
 # leak walks over every case and every round variant, which read what the runs show (the SQLite
-# run covers them; on PostgreSQL the other case and round tests run).
-PG_LEFT_OUT := $(foreach f,class_load shutdown external_cluster scale_out pool,--ignore=tests/app/test_$(f).py) \
+# run covers them; on PostgreSQL the other case and round tests run); and the hostile code,
+# which tests the sandbox, not the database (the other exercise tests run on PostgreSQL).
+PG_LEFT_OUT := $(foreach f,class_load shutdown external_cluster scale_out pool exercise_hostile,--ignore=tests/app/test_$(f).py) \
 	--deselect=tests/app/test_cases.py::test_no_response_of_an_open_case_names_its_cause \
 	--deselect=tests/app/test_rounds.py::test_no_response_names_the_setup
 PG_PROBE := import psycopg; psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=3).close()
@@ -56,11 +57,12 @@ $(VENV)/.installed: requirements.lock requirements-dev.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# htmx, its SSE extension and plotly.js's cartesian bundle come from the npm registry (pinned by
-# package-lock.json). Nothing third-party is committed.
+# htmx, its SSE extension, plotly.js's cartesian bundle and CodeMirror (bundled with our editor
+# by esbuild) come from the npm registry (pinned by package-lock.json). Nothing third-party is
+# committed.
 vendor: static/vendor/.copied
 
-static/vendor/.copied: package-lock.json $(VENV)/.installed
+static/vendor/.copied: package-lock.json $(VENV)/.installed static/editor/editor.js scripts/vendor_static.py
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(BIN)/python scripts/vendor_static.py
 	touch $@
@@ -70,6 +72,12 @@ migrate: $(VENV)/.installed
 
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+# Learners' code runs under bubblewrap (drills/sandbox). Without it (or without user namespaces)
+# the server still starts and says, once, that code exercises are off.
+sandbox:
+	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } \
+		|| echo "could not install bubblewrap: code exercises will be off"
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m bench.submit_latency

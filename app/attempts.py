@@ -2,22 +2,34 @@
 
 A rejected request stores nothing; an accepted one is stored before it is dispatched, so even a
 dispatch failure leaves an evidence record that says what happened.
+
+A request may carry a key (the drill form's one-time token, an API client's Idempotency-Key):
+the same request sent again with the same key by the same learner answers with the run it
+started, and starts nothing (with other choices it is a new run).
+The check runs under the learner's row lock (app/row_locks.py) that the cap on unfinished runs
+takes anyway, so two presses at once, in one web process or two, wait for each other; the unique
+(learner_id, request_key) of the table backs it.
 """
 
+import json
 import math
+import re
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import and_, or_
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from app import evidence
 from app.attempt_changes import Change, announce
 from app.fair_share import priority_of, take_turn
 from app.field_errors import ErrorCollector, FieldErrors
-from app.limits import MAX_PREDICTION, MAX_SEED
-from app.models import Attempt, AttemptStatus, utcnow
+from app.limits import MAX_PREDICTION, MAX_REQUEST_KEY, MAX_SEED
+from app.models import Attempt, AttemptStatus, User, utcnow
+from app.row_locks import lock_row
 from app.runner.dispatcher import AttemptRunner
 from drills.core.command import replay_command
 from drills.core.contract import Drill
@@ -36,6 +48,27 @@ class AttemptRequest:
     seed: object
     # {signature key: number}; from a form the numbers are text, and an empty one predicts nothing.
     numeric: Mapping[str, object] = field(default_factory=dict)
+    # The request's one-time key: sent again, it answers with the run it started. None or "": none.
+    key: str | None = None
+
+
+REQUEST_KEY = re.compile(rf"[A-Za-z0-9._:-]{{1,{MAX_REQUEST_KEY}}}")
+
+
+def new_request_key() -> str:
+    """A fresh one-time key for a rendered run form (22 URL-safe characters)."""
+    return secrets.token_urlsafe(16)
+
+
+def _validated_key(raw: str | None) -> str | None:
+    if raw is None or raw == "":
+        return None
+    if not REQUEST_KEY.fullmatch(raw):
+        raise InvalidAttempt(
+            "request_key",
+            f"a request key is 1 to {MAX_REQUEST_KEY} letters, digits or . _ : -",
+        )
+    return raw
 
 
 @dataclass(frozen=True)
@@ -43,6 +76,7 @@ class ValidAttempt:
     knobs: dict[str, Any]
     seed: int
     numeric: dict[str, float]
+    key: str | None = None
 
 
 def _validated_seed(raw: object) -> int:
@@ -135,8 +169,11 @@ def validate(drill: Drill, request: AttemptRequest) -> ValidAttempt:
     seed = 0
     with problems.checking():
         seed = _validated_seed(request.seed)
+    key = None
+    with problems.checking():
+        key = _validated_key(request.key)
     problems.raise_if_any(InvalidAttempt)
-    return ValidAttempt(knobs, seed, numeric)
+    return ValidAttempt(knobs, seed, numeric, key)
 
 
 def start_attempt(
@@ -149,6 +186,19 @@ def start_attempt(
 ) -> Attempt:
     valid = validate(drill, request)
     knobs, seed = valid.knobs, valid.seed
+    key = valid.key
+    if key is not None:
+        # Before the cap is counted: the second press of a run that took the last place is the
+        # same run, not one too many.
+        lock_row(session, User, learner_id)
+        earlier = started_by_key(session, learner_id=learner_id, key=key)
+        if earlier is not None and _same_request(earlier, drill, request, valid):
+            _commit_keeping_loaded(session)  # ends the transaction and its lock
+            return earlier
+        if earlier is not None:
+            # A form used before, sent again with other choices (a page restored by the back
+            # button): a new run, not a repeat; it keeps no key.
+            key = None
     turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
     attempt = Attempt(
         learner_id=learner_id,
@@ -162,11 +212,53 @@ def start_attempt(
         command=replay_command(drill.slug, knobs, seed),
         scheduler_id=runner.scheduler_id,
         queue_turn=turn,
+        request_key=key,
     )
     session.add(attempt)
-    _commit_keeping_loaded(session)
+    try:
+        _commit_keeping_loaded(session)
+    except IntegrityError:
+        # The same key stored meanwhile (the lock leaves no way to it that we know of): the
+        # unique key kept a second run out; answer with the first.
+        session.rollback()
+        earlier = started_by_key(session, learner_id=learner_id, key=key) if key else None
+        if earlier is None:
+            raise
+        return earlier
     dispatch(session, runner, attempt)
     return attempt
+
+
+def started_by_key(session: Session, *, learner_id: int, key: str) -> Attempt | None:
+    """The learner's run started by a request with this key, if any."""
+    query = select(Attempt).where(
+        col(Attempt.learner_id) == learner_id, col(Attempt.request_key) == key
+    )
+    return session.exec(query).first()
+
+
+def _same_request(
+    earlier: Attempt, drill: Drill, request: AttemptRequest, valid: ValidAttempt
+) -> bool:
+    """Whether a request repeats the one that started `earlier`: same drill, prediction, knobs,
+    seed and numbers (compared as stored: JSON has lists where the knobs have tuples)."""
+    asked = {
+        "drill": drill.slug,
+        "hypothesis": request.hypothesis,
+        "prediction": request.prediction.strip(),
+        "knobs": valid.knobs,
+        "seed": valid.seed,
+        "numeric": valid.numeric,
+    }
+    stored = {
+        "drill": earlier.drill_slug,
+        "hypothesis": earlier.hypothesis,
+        "prediction": earlier.prediction_text,
+        "knobs": earlier.knobs,
+        "seed": earlier.seed,
+        "numeric": earlier.numeric_predictions,
+    }
+    return bool(json.loads(json.dumps(asked)) == json.loads(json.dumps(stored)))
 
 
 def _commit_keeping_loaded(session: Session) -> None:
@@ -192,11 +284,16 @@ def dispatch(session: Session, runner: AttemptRunner, attempt: Attempt) -> None:
             priority=priority_of(attempt.queue_turn),
         )
     except Exception as error:
-        attempt.status = AttemptStatus.failed
-        attempt.error = f"Could not dispatch the run to a worker: {error}"
-        attempt.finished_at = utcnow()
-        session.add(attempt)
-        session.commit()
+        not_dispatched(session, attempt, error)
+
+
+def not_dispatched(session: Session, attempt: Attempt, error: Exception) -> None:
+    """A stored attempt no worker could be sent: it ends failed now, saying why."""
+    attempt.status = AttemptStatus.failed
+    attempt.error = f"Could not dispatch the run to a worker: {error}"
+    attempt.finished_at = utcnow()
+    session.add(attempt)
+    session.commit()
 
 
 class AlreadyEnded(ValueError):

@@ -47,7 +47,7 @@ def stored_diagnosis(case_attempt: CaseAttempt) -> Diagnosis | None:
 def reveal_after_run(session: Session, attempt: Attempt) -> None:
     """Called with an attempt just ended (not yet committed): if it is the fix run of a case
     attempt, score that attempt and reveal it, in the same transaction. The fix counts only if
-    its run ended well and the drill reads it as healthy."""
+    it is the case's intended fix, its run ended well and the drill reads it as healthy."""
     if attempt.case_attempt_id is None or attempt.id is None:
         return
     run = session.exec(select(CaseRun).where(CaseRun.attempt_id == attempt.id)).first()
@@ -67,11 +67,13 @@ def reveal_after_run(session: Session, attempt: Attempt) -> None:
         )
         score = score_case(
             case,
+            case_attempt.cause,
             diagnosis,
             experiments_run(session, case_attempt.id or 0),
             case_attempt.named_cause,
             healed,
             case_attempt.budget,
+            fix_key=case_attempt.fix_key or "",
         )
         case_attempt.score = score.as_dict()
     case_attempt.revealed_at = utcnow()

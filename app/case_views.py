@@ -15,6 +15,7 @@ from app.whole_numbers import whole_number
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES, Case, CaseSet, Experiment
 from drills.cases.outcomes import reading
+from drills.core.source import training_source
 
 STAGE_WORDS = {
     CaseStage.diagnosing: "Diagnose",
@@ -99,7 +100,7 @@ def run_view(
         case_set.experiment(run.experiment_key) if run.experiment_key else None
     )
     assert attempt.id is not None
-    series, cursor = evidence.series_and_cursor(session, attempt_id=attempt.id)
+    series, _ = evidence.series_and_cursor(session, attempt_id=attempt.id)
     rename = rename_for(case_set)
     shown_series: dict[str, list[Any]] = {}
     for name, points in series.items():
@@ -113,7 +114,8 @@ def run_view(
         "status": attempt.status,
         "final": attempt.final,
         "series": shown_series,
-        "cursor": cursor,
+        # Its stream counts shown points (app/streams.py): a point id would count hidden ones.
+        "cursor": sum(len(points) for points in shown_series.values()),
         # A run's error text is the drill's and may name what it checked: words of our own.
         "failed": attempt.final and attempt.status != "succeeded",
     }
@@ -209,7 +211,7 @@ def reveal_context(
     case: Case, case_attempt: CaseAttempt, runs: list[dict[str, Any]]
 ) -> dict[str, Any]:
     case_set = case.case_set
-    cause = case.hidden_cause
+    cause = case_set.cause(case_attempt.cause)
     texts = {item.key: item.text for item in case_set.causes}
     experiments = {item.key: item for item in case_set.experiments}
     score = case_attempt.score or {}
@@ -240,7 +242,7 @@ def reveal_context(
             "cause": cause.text,
             "family": FAMILIES[cause.family],
             "named": texts.get(case_attempt.named_cause or "", ""),
-            "fix": case_set.fix(case.fix).text,
+            "fix": case_set.fix(cause.fix).text,
             "chosen_fix": case_set.fix(case_attempt.fix_key).text if case_attempt.fix_key else "",
             "knobs": case_attempt.knobs,
             "drill": case_set.drill_object,
@@ -248,6 +250,8 @@ def reveal_context(
         "score": score,
         "experiment_rows": experiment_rows,
         "overlay": overlay(case_set, runs),
+        # Revealed only: the symptom's code with the hidden cause's lines marked.
+        "code_files": training_source(case_set.drill_object, case_attempt.knobs),
     }
 
 

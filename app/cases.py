@@ -63,10 +63,11 @@ def open_attempt(session: Session, *, learner_id: int, case_key: str) -> CaseAtt
 
 
 def open_case(
-    session: Session, runner: AttemptRunner, *, learner_id: int, case: Case
+    session: Session, runner: AttemptRunner, *, learner_id: int, case: Case, key: bytes
 ) -> CaseAttempt:
-    """Resume the learner's unfinished attempt at `case`, or draw a new one and start its
-    symptom run. Two requests at once draw one attempt: the second meets the unique number."""
+    """Resume the learner's unfinished attempt at `case`, or draw a new one (with the server's
+    draw `key`) and start its symptom run. Two requests at once draw one attempt: the second
+    meets the unique number."""
     existing = open_attempt(session, learner_id=learner_id, case_key=case.key)
     if existing is not None:
         return existing
@@ -76,13 +77,14 @@ def open_case(
         .where(CaseAttempt.learner_id == learner_id, CaseAttempt.case_key == case.key)
     ).one()
     number = int(done) + 1
-    drawn = draw(case, learner_id, number)
+    drawn = draw(case, learner_id, number, key=key)
     # The symptom run's turn, taken first: a learner at the cap gets no case attempt either.
     turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
     case_attempt = CaseAttempt(
         learner_id=learner_id,
         case_key=case.key,
         number=number,
+        cause=drawn.cause,
         seed=drawn.seed,
         knobs=drawn.knobs,
         budget=budget_for(session, learner_id),
@@ -206,7 +208,7 @@ def run_experiment(
     if refusal:
         session.rollback()
         raise CaseRefused(refusal)
-    base = Draw(locked.seed, dict(locked.knobs))
+    base = Draw(locked.cause, locked.seed, dict(locked.knobs))
     knobs = knobs_for(case, base, experiment.change)
     return _start_run(session, runner, locked, case, knobs, CaseRunKind.experiment, experiment.key)
 
@@ -230,7 +232,7 @@ def submit_verdict(
     locked.verdict_at = utcnow()
     locked.stage = CaseStage.fixing
     session.add(locked)
-    base = Draw(locked.seed, dict(locked.knobs))
+    base = Draw(locked.cause, locked.seed, dict(locked.knobs))
     knobs = knobs_for(case, base, case.case_set.fix(verdict.fix).change)
     return _start_run(session, runner, locked, case, knobs, CaseRunKind.fix, None)
 

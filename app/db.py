@@ -27,7 +27,10 @@ def make_engine(
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=5000")
+        # Every write waits for SQLite's one write lock. 5 s was too short for a burst on a
+        # loaded machine (40 registrations at once answered 500, "database is locked"); handlers
+        # wait in the thread pool, so a longer wait holds no other request up.
+        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
 
     return engine

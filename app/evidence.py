@@ -14,6 +14,7 @@ from sqlmodel import Session, col, delete, select
 
 from app import point_reads
 from app.case_records import reveal_after_run
+from app.exercises.judgements import keep_judgement
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, drill_page_runs, utcnow
 from app.review_misses import note_drill_miss
 from app.row_locks import lock_row
@@ -114,6 +115,8 @@ def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, 
     attempt.started_at = attempt.started_at or attempt.finished_at
     _store_final_series(session, attempt=attempt, metrics=record.get("metrics") or {})
     session.add(attempt)
+    if attempt.exercise_slug is not None:
+        keep_judgement(session, attempt=attempt, judgement=record.get("exercise") or {})
     reveal_after_run(session, attempt)
     # In this transaction, whichever process ends the run: a miss is never lost.
     note_drill_miss(session, attempt, now=utcnow())

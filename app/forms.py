@@ -29,6 +29,7 @@ FIELD_CHARS = {
     "password": 1024,  # longer than any accepted password (app/security/passwords.py)
     "password_again": 1024,
     "csrf_token": 128,
+    "code": 64_000,  # an exercise's code (app/exercises/models.py, MAX_CODE)
 }
 # Raw bytes of one character at most: percent-encoded UTF-8 (%F0%9F%98%80) in a url-encoded body,
 # four bytes (UTF-8, UTF-32) in a multipart one.

@@ -21,6 +21,7 @@ MAX_REVIEW_ANSWER = 2000  # what a learner types from memory before seeing a mod
 MAX_REVIEW_PROMPT = 1000  # a review question an instructor writes for their cohort
 MAX_REVIEW_MODEL_ANSWER = 4000  # and its model answer
 MAX_ITEM_KEY = 160  # a review item's key: "drill-miss:<drill>:<hypothesis>" and the like
+MAX_REQUEST_KEY = 64  # a run form's one-time token, or an API client's Idempotency-Key
 
 __all__ = [
     "MAX_CASE_BUDGET",
@@ -36,6 +37,7 @@ __all__ = [
     "MAX_REVIEW_ANSWER",
     "MAX_REVIEW_COMMENT",
     "MAX_REVIEW_MODEL_ANSWER",
+    "MAX_REQUEST_KEY",
     "MAX_REVIEW_PROMPT",
     "MAX_SEED",
     "MAX_SUBMISSION_TEXT",

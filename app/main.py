@@ -22,6 +22,7 @@ from app.db import make_engine
 from app.deps import LoginRequired
 from app.error_pages import http_error, server_error, validation_error
 from app.evidence_writer import EvidenceWriter
+from app.exercises import routes as exercise_routes
 from app.fair_share import TooManyRuns
 from app.housekeeping import Housekeeping
 from app.leadership import leadership_for
@@ -51,6 +52,7 @@ from app.security.secret import SESSION_SECRET_FILE, session_secret
 from app.security.text import require_storable_text
 from app.security.throttle import Limit, LoginThrottle
 from app.static_assets import HashedStaticFiles, site_assets
+from drills.sandbox import available as sandbox_available
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +100,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 replays.reap_unfinished_replays(session, reason=RESTART_REASON)
         # Its first sweep ends the attempts an earlier cluster left unfinished.
         await run_in_threadpool(housekeeping.start)
+        # Starts one tiny sandbox (once per process): where none can start, say so once; the
+        # exercise pages say it too, and everything else works.
+        if (off := await run_in_threadpool(sandbox_available)) is not None:
+            logger.warning("Code exercises are off: %s", off)
         change_feed.start()
         try:
             yield
@@ -141,8 +147,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         environment=settings.environment,
         fallback_file=settings.data_dir / SESSION_SECRET_FILE,
     )
-    # Curve rounds are drawn with a key of the server's (see drills.practice.rounds.draw_round).
+    # Curve rounds and cases are drawn with keys of the server's (see
+    # drills.practice.rounds.draw_round and drills.cases.draw).
     app.state.draw_key = hashlib.sha256(b"drillbook curve rounds\x00" + secret.encode()).digest()
+    app.state.case_draw_key = hashlib.sha256(b"drillbook case draws\x00" + secret.encode()).digest()
     # Innermost: no request body may exceed MAX_REQUEST_BYTES, checked while it streams in
     # (before the CSRF check parses a form): the largest legitimate one is a portfolio upload
     # of up to 20 MB. Its 413 passes the session and security-header layers like any answer.
@@ -192,6 +200,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ):
         app.include_router(module.router)
     app.include_router(case_evidence.api_router)
+    app.include_router(exercise_routes.api_router)
+    app.include_router(exercise_routes.router)
     return app
 
 

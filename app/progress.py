@@ -28,6 +28,11 @@ _BY_SUBMISSION = {
 }
 
 
+def is_first_visit(statuses: dict[str, str]) -> bool:
+    """Whether a learner's row of the grid says they have started no drill yet."""
+    return all(status == DrillProgress.not_started for status in statuses.values())
+
+
 def progress_grid(session: Session, *, learner_ids: Iterable[int]) -> dict[int, dict[str, str]]:
     """learner id -> drill slug -> DrillProgress, for every drill in the catalogue."""
     ids = list(learner_ids)

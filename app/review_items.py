@@ -121,7 +121,7 @@ def _measured(drill: dict[str, Any], attempt: Attempt) -> str:
 
 def _case_miss_item(session: Session, card: ReviewCard, case_attempt: CaseAttempt) -> PracticeItem:
     case = get_case(case_attempt.case_key)
-    cause = case.hidden_cause
+    cause = case.case_set.cause(case_attempt.cause)
     named = case_attempt.named_cause or ""
     named_text = case.case_set.cause(named).text if named else "no cause"
     telling = [

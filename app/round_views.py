@@ -18,6 +18,7 @@ from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES
 from drills.cases.outcomes import reading
 from drills.core.registry import UnknownDrill, get_drill
+from drills.core.source import training_source
 from drills.practice.round_answers import MAX_POINTS, cause_of, model_answer
 
 
@@ -25,7 +26,7 @@ def run_context(session: Session, diagnosis_round: DiagnosisRound) -> dict[str, 
     case_set = rounds.case_set_for(diagnosis_round)
     run = rounds.run_of(session, diagnosis_round)
     assert run is not None and run.id is not None
-    series, cursor = evidence.series_and_cursor(session, attempt_id=run.id)
+    series, _ = evidence.series_and_cursor(session, attempt_id=run.id)
     rename = case_views.rename_for(case_set)
     shown_series = {
         label: points for name, points in series.items() if (label := rename(name)) is not None
@@ -36,7 +37,8 @@ def run_context(session: Session, diagnosis_round: DiagnosisRound) -> dict[str, 
     return {
         "run": run,
         "series": shown_series,
-        "cursor": cursor,
+        # Its stream counts shown points (app/streams.py): a point id would count hidden ones.
+        "cursor": sum(len(points) for points in shown_series.values()),
         "shown": shown,
         "void": rounds.is_void(run),
     }
@@ -86,6 +88,8 @@ def reveal_context(diagnosis_round: DiagnosisRound, run: Attempt) -> dict[str, A
         },
         "score": score,
         "max_points": MAX_POINTS,
+        # Answered only: the run's code with the planted cause's lines marked.
+        "code_files": training_source(drill, diagnosis_round.knobs),
         # The five parts, the learner's beside the model's.
         "parts": [
             ("Leading hypothesis", texts.get(diagnosis.get("leading", ""), ""), model.leading.text),

@@ -118,7 +118,8 @@ ERROR_MEANINGS = {
     401: "Not logged in: log in through the form, then read the CSRF token from /api/session.",
     403: "Missing or wrong CSRF token: send it as X-CSRF-Token.",
     404: "No such drill or attempt, or one you may not read (answered alike).",
-    409: "The attempt has already ended: there is nothing to cancel.",
+    409: "Not now, for the record's state: an attempt that has already ended cannot be "
+    "cancelled; an exercise's solution comes after its last hint or a passing run.",
     413: "The body is larger than the server accepts (24 MB).",
     422: "A field is invalid (out of range, unknown, or text with NUL or a lone surrogate).",
 }

@@ -5,6 +5,11 @@ it has sent) and, each time the attempt changes, sends the points stored after i
 the SSE event id of each `points` event, so a browser that reconnects (`Last-Event-ID`) or a page
 that already drew some points (`?after=`) gets only what it lacks: no point is shown twice or
 missed, whichever web process wrote, announced or serves it.
+
+A stream that shows only some series (a case or round run: `rename`) counts instead: its cursor
+is the number of shown points sent so far. Point ids are shared by every series of a run, so the
+gap between two ids would count the points of the series the viewer is not shown (the loss stage
+of a NaN hunt, say), which can tell causes apart.
 """
 
 from collections.abc import AsyncIterator, Callable
@@ -153,11 +158,16 @@ async def attempt_events(
 ) -> AsyncIterator[bytes]:
     """The stream's events, encoded: each chunk holds what one look at the database found.
     `rename` maps each metric name to the name the viewer sees, or None to leave it out (a case
-    shows its runs under neutral names: a drill's may tell the cause)."""
+    shows its runs under neutral names: a drill's may tell the cause); with it, `after` and the
+    event ids count shown points, not point ids."""
     # Subscribe before the first read, so a change stored in between still wakes the loop.
     subscription = broker.subscribe(attempt_id)
     try:
         cursor, status = after, None
+        skip = sent = 0
+        # Counting (see the module's docstring): read from the start, skip what was sent.
+        if rename is not None:
+            cursor, skip, sent = 0, after, after
         while True:
             snapshot = await run_in_threadpool(read_after, engine, attempt_id, cursor)
             events = []
@@ -166,9 +176,15 @@ async def attempt_events(
                 events.append(encode_event("status", status.encode()))
             if snapshot.points:
                 cursor = snapshot.cursor
-                points = renamed(snapshot.points, rename) if rename else snapshot.points
+                points, event_id = snapshot.points, cursor
+                if rename is not None:
+                    points = renamed(points, rename)
+                    dropped = min(skip, len(points))
+                    points, skip = points[dropped:], skip - dropped
+                    sent += len(points)
+                    event_id = sent
                 if points:
-                    events.append(points_event(points, cursor))
+                    events.append(points_event(points, event_id))
             if snapshot.final:
                 events.append(encode_event("done", snapshot.status.encode()))
                 yield b"".join(events)

@@ -7,6 +7,7 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from app import limits
+from app.attempts import new_request_key
 from app.config import ROOT
 from app.markdown import render_markdown
 from app.models import (
@@ -28,6 +29,8 @@ def _page_globals(request: Request) -> dict[str, Any]:
     return {
         "csrf_token": csrf_token(request),
         "current_user": getattr(request.state, "user", None),
+        # Allows the <style> elements the code editor writes (app/security/headers.py).
+        "style_nonce": getattr(request.state, "style_nonce", ""),
     }
 
 
@@ -49,6 +52,21 @@ def number(value: Any, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+# A run's status in words. "succeeded" said that a run showing its planted bug had succeeded:
+# the run finished (it is the evidence that may show a failure), distinct from one that crashed.
+RUN_STATUS_WORDS: dict[str, str] = {
+    AttemptStatus.succeeded: "finished",
+    AttemptStatus.failed: "crashed",
+    AttemptStatus.timed_out: "timed out",
+    AttemptStatus.resource_limit: "hit a resource limit",
+}
+
+
+def run_status(status: str) -> str:
+    """How a page says an attempt's status (the API keeps the status names)."""
+    return RUN_STATUS_WORDS.get(status, status.replace("_", " "))
+
+
 def table_cell(value: Any) -> str:
     """A diagnostic table cell: yes/no for flags, readable numbers, a dash for nothing."""
     if isinstance(value, bool):
@@ -65,6 +83,8 @@ def is_measurement(value: Any) -> bool:
 
 # Form caps: `maxlength="{{ limits.MAX_PREDICTION }}"` (the services check the same numbers).
 templates.env.globals["limits"] = limits
+# The drill form's one-time token, fresh at each render (templates/partials/request_key.html).
+templates.env.globals["new_request_key"] = new_request_key
 # Status names: `{% if submission.status == SubmissionStatus.pending %}`, never a bare string.
 templates.env.globals.update(
     AttemptStatus=AttemptStatus,
@@ -82,6 +102,7 @@ templates.env.globals["rubric_levels"] = RUBRIC_LEVELS | CASE_RUBRIC_LEVELS
 templates.env.globals["static_url"] = static_url
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
+templates.env.filters["run_status"] = run_status
 templates.env.tests["measurement"] = is_measurement
 templates.env.filters["markdown"] = render_markdown
 # Keep dict order in |tojson: metric series stay in the order the drill reported them.

@@ -13,6 +13,7 @@ from app.templating import number
 from drills.core.catalogue import describe
 from drills.core.contract import Drill
 from drills.core.registry import get_drill
+from drills.core.source import training_source
 
 
 def observation_rows(
@@ -136,6 +137,12 @@ def attempt_context(
         "prediction_expectations": expectations,
         "numeric_rows": numeric_rows(drill, attempt),
         "parameters": (attempt.diagnostics or {}).get("parameters", []),
+        # The code that ran, its variant's lines marked: once the run has ended (a learner
+        # predicts first), and only on a drill's own page (a case's or a round's knobs are
+        # what its learner must find).
+        "code_files": training_source(get_drill(attempt.drill_slug), attempt.knobs)
+        if attempt.final and attempt.is_drill_page_run
+        else [],
         "explanation": evidence.latest_explanation(session, attempt_id=attempt.id),
         "explanation_errors": {},
         "replays": replays.replays_of(session, attempt_id=attempt.id),

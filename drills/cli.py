@@ -7,6 +7,7 @@
 `python -m drills cases list | outcomes`: the case pool (drills/cases/cli.py).
 `python -m drills practice items | simulate | rounds`: review items and schedules
 (drills/practice/cli.py).
+`python -m drills exercise list | show | run`: code exercises (drills/exercises/cli.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from drills.core.catalogue import describe
 from drills.core.contract import Drill
 from drills.core.knobs import KnobError
 from drills.core.registry import UnknownDrill, all_drills, get_drill
+from drills.exercises import cli as exercise_commands
+from drills.exercises.registry import UnknownExercise
 from drills.practice import cli as practice_commands
 
 USAGE_ERROR = 2  # bad request: nothing ran
@@ -63,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     verdicts.add_argument("--json", action="store_true", help="print the table as JSON")
     case_commands.add_commands(commands)
     practice_commands.add_commands(commands)
+    exercise_commands.add_commands(commands)
     return parser
 
 
@@ -90,12 +94,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return case_commands.run(args)
         if args.command == "practice":
             return practice_commands.run(args)
+        if args.command == "exercise":
+            return exercise_commands.run(args)
         knobs = parse_knob_settings(args.knobs)
         # Imported here so `list` and bad arguments answer without setting up a run.
         from drills.core.runner import run_drill
 
         record = run_drill(args.slug, knobs, args.seed)
-    except (UsageError, UnknownDrill, KnobError, ValueError) as exc:
+    except (UsageError, UnknownDrill, UnknownExercise, KnobError, ValueError, OSError) as exc:
         print(f"python -m drills: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     if args.json:

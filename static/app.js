@@ -69,6 +69,13 @@
     };
   }
 
+  // A series of one point (a run that ended at its first step) has no line to draw: mark it.
+  function markLonePoints(traces) {
+    traces.forEach((trace) => {
+      if (trace.y.filter((v) => v !== null).length === 1) trace.mode = "lines+markers";
+    });
+  }
+
   function pointCount(spec, series) {
     return Object.entries(series)
       .filter(([name]) => plots(spec, name))
@@ -107,7 +114,12 @@
     return {
       type: "heatmap", x: steps, y: names.map((n) => legendName(spec, n)), z: z,
       colorscale: "Viridis", hoverongaps: false,
-      colorbar: { title: { text: spec.log_y ? "log10 " + spec.y_label : spec.y_label } },
+      // A slim bar with its title along it: the plot keeps the width (at 390 px a title set
+      // across the bar took most of it, and was cut off).
+      colorbar: {
+        thickness: 10, xpad: 4, outlinewidth: 0,
+        title: { text: spec.log_y ? "log10 " + spec.y_label : spec.y_label, side: "right" },
+      },
     };
   }
 
@@ -123,7 +135,7 @@
     figure.heat = { series: series };
     const names = Object.keys(series).filter((n) => plots(spec, n));
     const layout = {
-      margin: { l: 110, r: 16, t: 8, b: 40 }, height: heatmapHeight(names.length),
+      margin: { l: 8, r: 8, t: 8, b: 40 }, height: heatmapHeight(names.length),
       plot_bgcolor: "#d1d5db",
       xaxis: { ...AXIS, title: { text: "step" } }, yaxis: { automargin: true },
     };
@@ -184,18 +196,17 @@
     const offset = traces.length;  // this run's traces come last: drawn on top, extended live
     const names = seriesNames(spec, series, false);
     names.forEach((m, slot) => traces.push(traceFor(spec, m, series[m] || [], slot, main)));
+    markLonePoints(traces);
     // Constant reference lines (a theoretical level from this run's signature): dotted, labelled.
     const references = JSON.parse(figure.dataset.references || "[]");
+    figure.view = { spec: spec, references: references, log: Boolean(spec.log_y), all: false };
+    const plot = document.createElement("div");
+    plot.className = "plot";
+    figure.appendChild(plot);
     const layout = {
       shapes: references.map((r) => ({
         type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: r.value, y1: r.value,
         line: { dash: "dot", width: 1.5, color: "#6b7280" },
-      })),
-      annotations: references.map((r) => ({
-        // On a log axis, annotations (unlike shapes) are placed in log10 units.
-        xref: "paper", x: 1, xanchor: "right", yref: "y",
-        y: spec.log_y ? Math.log10(r.value) : r.value, yanchor: "bottom",
-        text: r.label, showarrow: false, font: { size: 11, color: "#4b5563" },
       })),
       margin: { l: 56, r: 16, t: 8, b: 40 },
       // The legend sits above the plot: a long one adds height instead of squeezing the curves.
@@ -204,18 +215,206 @@
       // Above the plot area, clear of the axis titles.
       legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" },
       xaxis: { ...AXIS, title: { text: "step" } },
-      yaxis: { ...AXIS, title: { text: spec.y_label }, type: spec.log_y ? "log" : "linear" },
+      ...yView(figure, traces),
     };
-    const plot = document.createElement("div");
-    plot.className = "plot";
-    figure.appendChild(plot);
+    // Zoom by dragging, reset by double-click; the same (and the log axis) from the buttons.
     Plotly.newPlot(plot, traces, layout, { displayModeBar: false, responsive: true });
+    figure.insertBefore(chartTools(figure, plot), plot);
+    if (!live) noteLonePoints(figure, traces.slice(offset));
     figure.traceNames = names;
     figure.traceOffset = offset;
     figure.mainRun = main;
     figure.dataset.drawn = "1";
     figure.dataset.traces = String(traces.length);
     figure.dataset.points = String(traces.slice(offset).reduce((n, t) => n + t.x.length, 0));
+  }
+
+  // -- The y axis: clipped past a runaway trace, log ticks at whole decades -----------------
+  // A trace whose peak is far above every other (a learning rate that overflows to 1e+36) would
+  // flatten the rest onto one line. The axis is clipped to the range of the others instead, and
+  // the runaway is named as leaving the chart; "Show all" draws the whole range. Clipping rather
+  // than a symmetric log: every curve keeps an ordinary axis whose numbers read as they are
+  // (hover shows the true values), and the one that left is said in words, not squeezed.
+  const RUNAWAY_FACTOR = { log: 1e3, linear: 10 };
+
+  function finiteYs(trace, log) {
+    return trace.y.filter((v) => v !== null && Number.isFinite(v) && (!log || v > 0));
+  }
+
+  function peakOf(values) {
+    return values.reduce((m, v) => Math.max(m, v), -Infinity);
+  }
+
+  // {kept: [traces], runaways: [traces]}, or null when no trace runs away from the others.
+  function runaways(traces, log) {
+    const peaks = traces
+      .map((trace) => ({ trace: trace, peak: peakOf(finiteYs(trace, log)) }))
+      .filter((p) => Number.isFinite(p.peak))
+      .sort((a, b) => a.peak - b.peak);
+    const factor = log ? RUNAWAY_FACTOR.log : RUNAWAY_FACTOR.linear;
+    for (let k = 1; k < peaks.length; k += 1) {
+      const below = peaks[k - 1].peak;
+      if (below > 0 && peaks[k].peak > factor * below) {
+        return { kept: peaks.slice(0, k).map((p) => p.trace), runaways: peaks.slice(k) };
+      }
+    }
+    return null;
+  }
+
+  function yRange(values, log) {
+    const lo = values.reduce((m, v) => Math.min(m, v), Infinity);
+    const hi = peakOf(values);
+    if (log) {
+      const a = Math.log10(lo);
+      const b = Math.log10(hi);
+      const pad = Math.max(0.1 * (b - a), 0.2);
+      return [a - pad, b + pad];
+    }
+    const pad = Math.max(0.08 * (hi - lo), Math.abs(hi) * 0.05, 1e-9);
+    return [lo - pad, hi + pad];
+  }
+
+  // Log ticks: whole decades when the range spans two or more (plotly otherwise labels the
+  // minor ticks "9 8 7 ... 2"), else a few round values (1, 2, 5 times a power of ten).
+  function logTicks(range) {
+    const span = range[1] - range[0];
+    if (span >= 2) return { tickmode: "linear", tick0: 0, dtick: Math.max(1, Math.ceil(span / 8)) };
+    const mantissas = span < 0.7 ? [1, 2, 3, 5, 7] : [1, 2, 5];
+    const values = [];
+    for (let e = Math.floor(range[0]) - 1; e <= Math.ceil(range[1]); e += 1) {
+      mantissas.forEach((m) => {
+        const v = m * 10 ** e;
+        if (Math.log10(v) >= range[0] && Math.log10(v) <= range[1]) values.push(v);
+      });
+    }
+    return {
+      tickmode: "array", tickvals: values,
+      ticktext: values.map((v) => String(Number(v.toPrecision(2)))),
+    };
+  }
+
+  function exponent(value) {
+    return Math.abs(value) >= 1e4 || (value !== 0 && Math.abs(value) < 1e-3)
+      ? value.toExponential(0)
+      : String(Number(value.toPrecision(3)));
+  }
+
+  // The y axis, reference labels and runaway notes for the figure's view ({log, all}).
+  function yView(figure, traces) {
+    const view = figure.view;
+    const spec = view.spec;
+    const log = view.log;
+    const away = view.all ? null : runaways(traces, log);
+    const shown = away ? away.kept : traces;
+    const values = shown.flatMap((t) => finiteYs(t, log));
+    const yaxis = { ...AXIS, title: { text: spec.y_label }, type: log ? "log" : "linear" };
+    if (away && values.length) {
+      yaxis.range = yRange(values, log);
+      yaxis.autorange = false;
+    } else {
+      yaxis.autorange = true;
+    }
+    const all = traces.flatMap((t) => finiteYs(t, log));
+    if (log && all.length) Object.assign(yaxis, logTicks(yaxis.range || yRange(all, log)));
+    const annotations = view.references.map((r) => ({
+      // On a log axis, annotations (unlike shapes) are placed in log10 units.
+      xref: "paper", x: 1, xanchor: "right", yref: "y",
+      y: log ? Math.log10(r.value) : r.value, yanchor: "bottom",
+      text: r.label, showarrow: false, font: { size: 11, color: "#4b5563" },
+    }));
+    const notes = [];
+    (away ? away.runaways : []).forEach(({ trace, peak }, i) => {
+      const top = yaxis.range[1];
+      const over = trace.y.findIndex((v) => v !== null && (log ? Math.log10(v) : v) > top);
+      annotations.push({
+        xref: "x", x: trace.x[over >= 0 ? over : trace.x.length - 1], xanchor: "left",
+        yref: "paper", y: 1 - 0.07 * i, yanchor: "top", showarrow: false,
+        text: "↑ " + trace.name + " leaves the chart (up to " + exponent(peak) + ")",
+        font: { size: 11, color: trace.line.color },
+      });
+      notes.push(trace.name + " rises past the top of the chart, up to " + exponent(peak));
+    });
+    figure.dataset.clipped = away ? "1" : "";
+    setNote(figure, "chart-clip-note", notes.length
+      ? notes.join("; ") + ": the axis shows the range of the other runs. “Show all” draws everything."
+      : "");
+    const tools = figure.querySelector(".chart-tools .show-all");
+    if (tools) tools.hidden = !away && !view.all;
+    return { yaxis: yaxis, annotations: annotations };
+  }
+
+  function setNote(figure, className, text) {
+    let note = figure.querySelector("." + className);
+    if (!text) {
+      if (note) note.remove();
+      return;
+    }
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "chart-note " + className;
+      figure.appendChild(note);
+    }
+    note.textContent = text;
+  }
+
+  // A finished run whose series hold one point each (it ended at its first step): the point is
+  // marked, and the chart says why there is no curve.
+  function noteLonePoints(figure, traces) {
+    const counts = traces.map((t) => t.y.filter((v) => v !== null).length);
+    if (!counts.length || Math.max(...counts) !== 1) return;
+    const step = traces.find((t, i) => counts[i] === 1).x[0];
+    setNote(figure, "chart-lone-note", "Only one point was recorded, at step " + step +
+      ": the run ended there, so there is no curve, only the marked point.");
+  }
+
+  // -- Zoom, reset and a log axis from buttons (plotly's mode bar is not reachable by keyboard)
+  function toolButton(label, className, onPress) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "chart-tool " + className;
+    button.textContent = label;
+    button.addEventListener("click", onPress);
+    return button;
+  }
+
+  function restyleY(figure, plot) {
+    Plotly.relayout(plot, yView(figure, plot.data));
+  }
+
+  function chartTools(figure, plot) {
+    const bar = document.createElement("div");
+    bar.className = "chart-tools";
+    bar.setAttribute("role", "toolbar");
+    bar.setAttribute("aria-label", figure.querySelector("figcaption").textContent + ": view");
+    const zoom = toolButton("Zoom in", "zoom-in", () => {
+      const range = plot.layout.xaxis.range;
+      if (!range) return;
+      const quarter = (range[1] - range[0]) / 4;
+      Plotly.relayout(plot, { "xaxis.range": [range[0] + quarter, range[1] - quarter] });
+    });
+    const reset = toolButton("Reset view", "reset", () => {
+      figure.view.log = Boolean(figure.view.spec.log_y);
+      figure.view.all = false;
+      logButton.setAttribute("aria-pressed", String(figure.view.log));
+      allButton.setAttribute("aria-pressed", "false");
+      Plotly.relayout(plot, { "xaxis.autorange": true });
+      restyleY(figure, plot);
+    });
+    const logButton = toolButton("Log scale", "log-scale", () => {
+      figure.view.log = !figure.view.log;
+      logButton.setAttribute("aria-pressed", String(figure.view.log));
+      restyleY(figure, plot);
+    });
+    logButton.setAttribute("aria-pressed", String(figure.view.log));
+    const allButton = toolButton("Show all", "show-all", () => {
+      figure.view.all = !figure.view.all;
+      allButton.setAttribute("aria-pressed", String(figure.view.all));
+      restyleY(figure, plot);
+    });
+    allButton.setAttribute("aria-pressed", "false");
+    allButton.hidden = !figure.dataset.clipped;
+    [zoom, reset, logButton, allButton].forEach((b) => bar.appendChild(b));
+    return bar;
   }
 
   // Only pages that draw charts load plotly.js; elsewhere there is nothing to draw.
@@ -257,6 +456,8 @@
       const added = xs.reduce((n, x) => n + x.length, 0);
       if (added === 0) return;
       Plotly.extendTraces(plot, { x: xs, y: ys }, names.map((_, i) => offset + i));
+      // The axis follows what came: a runaway clipped, log ticks at the decades now spanned.
+      if (figure.view) restyleY(figure, plot);
       figure.dataset.points = String(Number(figure.dataset.points || 0) + added);
     });
   }

@@ -310,14 +310,22 @@ def client(anonymous: TestClient) -> TestClient:
 PREDICTION = {"hypothesis": "fits", "prediction": "The loss drops to about zero."}
 
 
-def wait_until_final(client: TestClient, attempt_id: int, timeout: float = 60) -> dict[str, Any]:
+def wait_until_final(
+    client: TestClient, attempt_id: int, timeout: float = 60, *, path: str = "/api/attempts/{}"
+) -> dict[str, Any]:
+    """The run's record once it has ended (`path`: where it is read; an exercise run's is
+    /api/exercises/runs/{})."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        body: dict[str, Any] = client.get(f"/api/attempts/{attempt_id}").json()
+        body: dict[str, Any] = client.get(path.format(attempt_id)).json()
         if body["status"] not in ("queued", "running"):
             return body
         time.sleep(0.1)
-    raise AssertionError(f"attempt {attempt_id} still not final after {timeout} s")
+    raise AssertionError(f"run {attempt_id} still not final after {timeout} s")
+
+
+def wait_for_exercise_run(client: TestClient, run_id: int, timeout: float = 180) -> dict[str, Any]:
+    return wait_until_final(client, run_id, timeout, path="/api/exercises/runs/{}")
 
 
 def wait_for_status(client: TestClient, attempt_id: int, wanted: str, timeout: float = 30) -> None:

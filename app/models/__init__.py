@@ -50,6 +50,10 @@ from app.models.rounds import DiagnosisRound, RoundReview
 from app.models.throttle import LoginFailure
 from app.models.time import utcnow
 
+# isort: split
+# A feature's own tables, imported here so that the metadata (and Alembic) sees every table.
+from app.exercises.models import ExerciseHelp, ExerciseRun
+
 __all__ = [
     "LOCAL_LEARNER_ID",
     "MAX_ROW_ID",
@@ -78,6 +82,8 @@ __all__ = [
     "CohortMembership",
     "Decision",
     "Explanation",
+    "ExerciseHelp",
+    "ExerciseRun",
     "LoginFailure",
     "LoginSession",
     "MetricPoint",

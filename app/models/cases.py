@@ -1,11 +1,10 @@
 """A learner's attempt at a case, and the runs it made.
 
-The draw (seed and knobs, the hidden cause planted) is stored when the case is opened; the
-diagnosis is stored before the first experiment and never changes after it; the verdict, the
-fix and the score are stored once. Every run is an ordinary Attempt (dispatched, streamed and
-kept like any other) linked here, and hidden from the learner's drill pages: its knobs name the
-cause.
-"""
+The draw (the hidden cause, drawn from the case's look-alikes, and the seed and knobs that plant
+it) is stored when the case is opened; the diagnosis is stored before the first experiment and
+never changes after it; the verdict, the fix and the score are stored once. Every run is an
+ordinary Attempt (dispatched, streamed and kept like any other) linked here, and hidden from the
+learner's drill pages: its knobs name the cause."""
 
 from datetime import datetime
 from enum import StrEnum
@@ -44,6 +43,8 @@ class CaseAttempt(SQLModel, table=True):
     learner_id: int = Field(foreign_key="user.id", index=True)
     case_key: str = Field(max_length=64, index=True)
     number: int  # this learner's 1st, 2nd, ... attempt at the case: part of the draw
+    # The cause this attempt's draw planted (a key of the case set): never sent before the reveal.
+    cause: str = Field(max_length=64)
     seed: int = Field(sa_type=BigInteger)
     knobs: dict[str, Any] = Field(sa_column=Column(JSONDocument, nullable=False))
     budget: int = DEFAULT_CASE_BUDGET

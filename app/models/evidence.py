@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, ColumnElement, Index, and_, text
+from sqlalchemy import BigInteger, Column, ColumnElement, Index, UniqueConstraint, and_, text
 from sqlmodel import Field, SQLModel, col
 
 from app import limits
@@ -47,6 +47,10 @@ _RUN_STATUS = {
 
 
 class Attempt(SQLModel, table=True):
+    # One run per request key and learner (migration 0018): the database holds it, so a double
+    # submit answers with the first run in whichever web process the second press lands.
+    __table_args__ = (UniqueConstraint("learner_id", "request_key"),)
+
     id: int | None = Field(default=None, primary_key=True)
     learner_id: int = Field(foreign_key="user.id", index=True)
     drill_slug: str = Field(max_length=64, index=True)
@@ -94,6 +98,12 @@ class Attempt(SQLModel, table=True):
     round_id: int | None = Field(
         default=None, foreign_key="diagnosis_round.id", index=True, ondelete="CASCADE"
     )
+    # An exercise's run (app/exercises): the learner's code, judged in a sandbox. Shown through
+    # the exercise's pages, never among the drill's attempts (it made no prediction).
+    exercise_slug: str | None = Field(default=None, max_length=64, index=True)
+    # The one-time token of the drill form that sent it (or an API client's Idempotency-Key):
+    # the same key sent again answers with this run instead of starting another (app/attempts.py).
+    request_key: str | None = Field(default=None, max_length=limits.MAX_REQUEST_KEY)
     # Written by the worker every second while it runs: a running attempt whose heartbeat has
     # stopped lost its worker, whichever web process (if any) is still there to hear of it.
     heartbeat_at: datetime | None = None
@@ -111,8 +121,9 @@ class Attempt(SQLModel, table=True):
     @property
     def is_drill_page_run(self) -> bool:
         """Whether the run was made on a drill's page, not inside a case or a round (whose
-        runs are read only through their own pages: their knobs name what is hidden)."""
-        return self.case_attempt_id is None and self.round_id is None
+        runs are read only through their own pages: their knobs name what is hidden) nor as an
+        exercise's run (code, not a prediction)."""
+        return self.case_attempt_id is None and self.round_id is None and self.exercise_slug is None
 
     @property
     def prediction_matched(self) -> bool | None:
@@ -152,4 +163,8 @@ class Explanation(SQLModel, table=True):
 def drill_page_runs() -> ColumnElement[bool]:
     """The SQL condition of Attempt.is_drill_page_run: use it wherever a drill's attempts are
     listed, counted or exported."""
-    return and_(col(Attempt.case_attempt_id).is_(None), col(Attempt.round_id).is_(None))
+    return and_(
+        col(Attempt.case_attempt_id).is_(None),
+        col(Attempt.round_id).is_(None),
+        col(Attempt.exercise_slug).is_(None),
+    )

@@ -7,8 +7,9 @@ from typing import Any
 from sqlmodel import Session
 
 from app.markdown import render_markdown
-from app.models import Attempt, Submission
+from app.models import Attempt, ExerciseRun, Submission
 from app.portfolio.charts import chart_svg
+from app.portfolio.practice_statements import exercise_run_id
 from app.portfolio.records import LearnerRecords, Records
 from app.portfolio.statements import attempt_id, review_id, submission_id
 from app.progress import progress_grid
@@ -67,6 +68,27 @@ def _learner(
             }
             for drill in drills
         ],
+        "exercise_runs": [
+            _exercise_run(attempt, run, digests) for attempt, run in mine.exercise_runs
+        ],
+    }
+
+
+def _exercise_run(attempt: Attempt, run: ExerciseRun, digests: dict[str, str]) -> dict[str, Any]:
+    from app.exercises.service import score_of
+    from drills.exercises.registry import UnknownExercise, get_exercise
+
+    assert attempt.id is not None
+    try:
+        title = get_exercise(run.exercise_slug).title
+    except UnknownExercise:
+        title = run.exercise_slug
+    return {
+        "attempt": attempt,
+        "run": run,
+        "title": title,
+        "score": score_of(run),
+        "statement_digest": digests.get(exercise_run_id(attempt.id)),
     }
 
 

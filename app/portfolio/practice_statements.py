@@ -1,9 +1,10 @@
-"""Statements of practice beyond the drills: a revealed case, a spaced review and an answered
-curve-diagnosis round (xAPI verbs solved / missed, rated, answered)."""
+"""Statements of practice beyond the drills: a revealed case, a spaced review, an answered
+curve-diagnosis round and a judged exercise run (xAPI verbs solved / missed, rated, answered,
+passed / failed)."""
 
 from typing import Any
 
-from app.models import CaseAttempt, DiagnosisRound, ReviewLogEntry, User
+from app.models import Attempt, CaseAttempt, DiagnosisRound, ExerciseRun, ReviewLogEntry, User
 from app.portfolio.xapi import agent, timestamp, verb
 
 
@@ -17,6 +18,51 @@ def spaced_review_id(entry_pk: int) -> str:
 
 def round_id(round_pk: int) -> str:
     return f"drillbook:curve-round:{round_pk}"
+
+
+def exercise_run_id(attempt_pk: int) -> str:
+    return f"drillbook:exercise-run:{attempt_pk}"
+
+
+def exercise_statement(attempt: Attempt, run: ExerciseRun, learner: User | None) -> dict[str, Any]:
+    """A judged run of the learner's code: the file exactly as run (and its sha256), its diff
+    from the starter, each check the judge made, and the help taken before it."""
+    from app.exercises.service import score_of
+    from drills.exercises.registry import UnknownExercise, get_exercise
+
+    assert attempt.id is not None
+    try:
+        name = get_exercise(run.exercise_slug).title
+    except UnknownExercise:  # an exercise since retired: its record still stands
+        name = run.exercise_slug
+    judgement = run.judgement or attempt.status
+    score = score_of(run)
+    return {
+        "id": exercise_run_id(attempt.id),
+        "actor": agent(learner),
+        "verb": verb("passed" if judgement == "passed" else "failed"),
+        "object": {
+            "id": f"urn:drillbook:exercise:{run.exercise_slug}",
+            "definition": {"name": {"en": name}},
+        },
+        "result": {
+            "success": judgement == "passed",
+            "judgement": judgement,
+            "score": {"scaled": score.value} if score else None,
+            "checks": run.checks or [],
+            "hints_taken": run.hints_taken,
+            "solution_shown": run.solution_shown,
+        },
+        "context": {
+            "drill": attempt.drill_slug,
+            "command": attempt.command,
+            "seed": attempt.seed,
+            "code": run.code,
+            "code_sha256": run.code_sha256,
+            "diff": run.diff,
+        },
+        "timestamp": timestamp(attempt.finished_at),
+    }
 
 
 def case_statement(case_attempt: CaseAttempt, learner: User | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from app.models import (
     CaseAttempt,
     CaseStage,
     DiagnosisRound,
+    ExerciseRun,
     Explanation,
     MetricPoint,
     Replay,
@@ -40,6 +41,8 @@ class LearnerRecords:
     review_log: list[ReviewLogEntry] = field(default_factory=list)
     # Answered curve rounds only: an open round's draw names what it hides.
     rounds: list[DiagnosisRound] = field(default_factory=list)
+    # Finished exercise runs, each with its code, diff and checks.
+    exercise_runs: list[tuple[Attempt, ExerciseRun]] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +91,13 @@ def load_records(session: Session, learners: list[User]) -> Records:
         .order_by(col(DiagnosisRound.id))
     ):
         by_learner[diagnosis_round.learner_id].rounds.append(diagnosis_round)
+    for attempt, exercise_run in session.exec(
+        select(Attempt, ExerciseRun)
+        .join(ExerciseRun, col(ExerciseRun.attempt_id) == col(Attempt.id))
+        .where(col(Attempt.learner_id).in_(ids), col(Attempt.finished_at).is_not(None))
+        .order_by(col(Attempt.id))
+    ):
+        by_learner[attempt.learner_id].exercise_runs.append((attempt, exercise_run))
     reviews: dict[int, list[Review]] = defaultdict(list)
     for review in session.exec(
         select(Review)

@@ -20,6 +20,7 @@ from app.models import (
 )
 from app.portfolio.practice_statements import (
     case_statement,
+    exercise_statement,
     round_statement,
     spaced_review_statement,
 )
@@ -84,6 +85,10 @@ def statements_for(records: Records) -> list[dict[str, Any]]:
         out += [
             digested(round_statement(diagnosis_round, learner))
             for diagnosis_round in learner_records.rounds
+        ]
+        out += [
+            digested(exercise_statement(attempt, run, learner))
+            for attempt, run in learner_records.exercise_runs
         ]
     return out
 

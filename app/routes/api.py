@@ -23,6 +23,7 @@ from app.deps import (
     SessionDep,
     drill_from_path,
 )
+from app.limits import MAX_REQUEST_KEY
 from app.models import MAX_ROW_ID
 from app.schemas import (
     AttemptCreate,
@@ -66,7 +67,10 @@ def create_attempt(
     session: SessionDep,
     runner: RunnerDep,
     user: CurrentUser,
+    idempotency_key: Annotated[str | None, Header(max_length=MAX_REQUEST_KEY)] = None,
 ) -> AttemptCreated:
+    """Start a run. With an `Idempotency-Key` header (1 to 64 letters, digits or . _ : -), the
+    same key sent again answers with the run it started (202 again) and starts nothing."""
     drill = drill_from_path(body.drill)
     request = AttemptRequest(
         hypothesis=body.hypothesis,
@@ -74,6 +78,7 @@ def create_attempt(
         knobs=body.knobs,
         seed=body.seed,
         numeric=body.numeric,
+        key=idempotency_key,
     )
     try:
         attempt = start_attempt(
@@ -85,7 +90,7 @@ def create_attempt(
         )
     except InvalidAttempt as error:
         detail = [
-            {"loc": ["body", *field.split(".")], "msg": message, "type": "value_error"}
+            {"loc": _location(field), "msg": message, "type": "value_error"}
             for field, message in error.errors.items()
         ]
         raise HTTPException(status_code=422, detail=detail) from None
@@ -96,6 +101,11 @@ def create_attempt(
         command=attempt.command,
         urls=attempt_links(attempt.id),
     )
+
+
+def _location(field: str) -> list[str]:
+    """Where a bad field of an attempt request was: the key is a header, the rest the body."""
+    return ["header", "idempotency-key"] if field == "request_key" else ["body", *field.split(".")]
 
 
 @router.get("/attempts/{attempt_id}", responses=error_responses(401, 404, 422))

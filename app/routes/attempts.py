@@ -55,6 +55,7 @@ def run_from_page(
         knobs=knobs,
         seed=fields.get("seed", "0"),
         numeric=numeric,
+        key=fields.get("request_key"),
     )
     try:
         attempt = start_attempt(
@@ -89,9 +90,11 @@ def run_from_page(
         )
     if not is_htmx(request):
         return RedirectResponse(f"/attempts/{attempt.id}", status_code=303)
+    # The run's panel, and a fresh one-time token for the form's next run (the same answer when
+    # a second press sent the token of a run already started).
     return templates.TemplateResponse(
         request,
-        "partials/attempt_panel.html",
+        "partials/attempt_started.html",
         attempt_context(session, attempt, user),
         headers={"HX-Trigger": "attempts-changed"},
     )

@@ -81,7 +81,7 @@ def case_attempt_json(case_attempt: CaseAttemptDep, session: SessionDep) -> JSON
         }
     if revealed:
         body["truth"] = {
-            "cause": cases.case_of(case_attempt).cause,
+            "cause": case_attempt.cause,
             "knobs": case_attempt.knobs,
             "seed": case_attempt.seed,
             "commands": [run.get("command") for run in context["runs"]],

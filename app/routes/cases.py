@@ -37,12 +37,15 @@ def case_list(request: Request, session: SessionDep, user: OptionalUserDep) -> H
 
 
 @router.post("/cases/{case_key}/attempts", response_model=None)
-def open_case(case_key: str, session: SessionDep, runner: RunnerDep, user: CurrentUser) -> Response:
+def open_case(
+    request: Request, case_key: str, session: SessionDep, runner: RunnerDep, user: CurrentUser
+) -> Response:
     try:
         case = get_case(case_key)
     except UnknownCase:
         raise HTTPException(status_code=404, detail=f"No case called {case_key!r}.") from None
-    case_attempt = cases.open_case(session, runner, learner_id=user.saved_id, case=case)
+    key = request.app.state.case_draw_key
+    case_attempt = cases.open_case(session, runner, learner_id=user.saved_id, case=case, key=key)
     return RedirectResponse(f"/cases/attempts/{case_attempt.id}", status_code=303)
 
 

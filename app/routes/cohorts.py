@@ -10,6 +10,7 @@ from sqlmodel import Session
 from app import cohorts, review_items
 from app.case_results import cohort_case_results
 from app.deps import CohortDep, CurrentUser, InstructorDep, NowDep, SessionDep
+from app.exercises.views import cohort_exercises
 from app.forms import FormDep
 from app.models import Cohort
 from app.practice_results import cohort_practice
@@ -62,6 +63,7 @@ def cohort_context(
         "links": work_links(session, learner_ids=ids),
         "drills": [describe(d) for d in all_drills()],
         "case_results": cohort_case_results(session, learners),
+        "exercise_results": cohort_exercises(session, ids),
         "practice": cohort_practice(session, learners, now=now),
         "review_items": review_items.cohort_items(session, cohort_id=cohort.id or 0),
         "item_form": {},

@@ -12,7 +12,7 @@ from app.cohorts import cohorts_joined_by
 from app.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
 from app.forms import FormDep
 from app.models import RUBRIC, Attempt, Submission, SubmissionStatus, User
-from app.progress import latest_feedback, progress_grid
+from app.progress import is_first_visit, latest_feedback, progress_grid
 from app.study_path import path_standing
 from app.templating import templates
 from app.views import attempt_context, drill_page_context, submission_versions, submit_context
@@ -125,9 +125,13 @@ def submission_page(
 def progress_page(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
     assert user.id is not None
     cohorts = cohorts_joined_by(session, learner_id=user.id)
+    drills = [describe(drill) for drill in all_drills()]
+    statuses = progress_grid(session, learner_ids=[user.id])[user.id]
     context = {
-        "drills": [describe(drill) for drill in all_drills()],
-        "statuses": progress_grid(session, learner_ids=[user.id])[user.id],
+        "drills": drills,
+        "statuses": statuses,
+        # No drill started yet (a new account): a welcome that points to the first drill.
+        "first_drill": drills[0] if is_first_visit(statuses) and drills else None,
         "feedback": latest_feedback(session, learner_id=user.id),
         "cohorts": cohorts,
         "join_error": None,

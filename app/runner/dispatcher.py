@@ -25,7 +25,12 @@ from app.models import AttemptStatus
 from app.runner.cluster import connect
 from app.runner.events import Ended, EventSink, Finished, ReplayDone
 from app.runner.pool import PoolKeeper
-from app.runner.worker_task import RecordNotStored, execute_attempt, execute_replay
+from app.runner.worker_task import (
+    RecordNotStored,
+    execute_attempt,
+    execute_exercise,
+    execute_replay,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +50,11 @@ MAX_RESENDS = 3
 
 @dataclass(frozen=True)
 class Sent:
-    """What an attempt was sent with, to send it again."""
+    """What an attempt was sent with, to send it again: the worker function (a drill's run or
+    an exercise's judging) and its arguments after the attempt id and the database's URL."""
 
-    drill: str
-    knobs: dict[str, Any]
-    seed: int
+    task: Callable[..., None]
+    args: tuple[Any, ...]
     priority: int
     resends: int = 0
 
@@ -130,20 +135,23 @@ class AttemptRunner:
         self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int, priority: int = 0
     ) -> None:
         """Send an attempt; a higher `priority` starts first, equal ones in the order sent."""
-        self._send(attempt_id, Sent(drill, knobs, seed, priority))
+        self._send(attempt_id, Sent(execute_attempt, (drill, knobs, seed), priority))
+
+    def submit_exercise(
+        self, *, attempt_id: int, exercise: str, code: str, seed: int, priority: int = 0
+    ) -> None:
+        """Send an exercise's run: its worker judges the code in a sandbox (app/exercises)."""
+        self._send(attempt_id, Sent(execute_exercise, (exercise, code, seed), priority))
 
     def _send(self, attempt_id: int, sent: Sent) -> None:
-        drill, knobs, seed, priority = sent.drill, sent.knobs, sent.seed, sent.priority
         self._require_workers()
         future = self._submit(
             f"attempt-{attempt_id}",
-            execute_attempt,
+            sent.task,
             attempt_id,
             self._settings.worker_database_url or self._settings.database_url,
-            drill,
-            knobs,
-            seed,
-            priority=priority,
+            *sent.args,
+            priority=sent.priority,
         )
         # Runs to its end on the cluster even if this process (its only client) goes away.
         fire_and_forget(future)

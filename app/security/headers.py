@@ -2,10 +2,16 @@
 styles, fonts and data only from this server, no framing, no MIME sniffing, and no full URLs in the
 Referer sent to other sites.
 
+Each request gets a fresh style nonce (`request.state.style_nonce`, in every page's context as
+`style_nonce`): the code editor (CodeMirror) writes its theme into <style> elements, which it
+marks with that nonce (EditorView.cspNonce), so they are allowed and nothing else inline is.
+
 A pure ASGI middleware, not BaseHTTPMiddleware (which buffers and breaks the server-sent event
 streams): it only adds headers to the `http.response.start` message. A header a response already
 has is kept, such as the stricter policy of the portfolio exports.
 """
+
+import secrets
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,7 +27,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         # restrict), and injects maplibre's stylesheet (map traces) as a <style> on load: both
         # are allowed by their hashes only (the second is pinned to plotly 7.1.0's bundle; the
         # browser test tests/browser/test_content_security_policy.py fails if it changes).
-        f"style-src 'self' {EMPTY_STYLE} {PLOTLY_MAPLIBRE_STYLE}",
+        f"style-src 'self' {EMPTY_STYLE} {PLOTLY_MAPLIBRE_STYLE} 'nonce-{{nonce}}'",
         # plotly's heat maps set two style attributes: an empty one, and "image-rendering:
         # pixelated" (its several spellings) on the heat map's image. Exactly these two are
         # allowed, by hash; any other style attribute stays blocked.
@@ -60,11 +66,16 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        nonce = secrets.token_urlsafe(16)
+        scope.setdefault("state", {})["style_nonce"] = nonce
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message.setdefault("headers", [])
                 headers = MutableHeaders(scope=message)
                 for name, value in self.headers.items():
+                    if name == "Content-Security-Policy":
+                        value = value.replace("{nonce}", nonce)
                     headers.setdefault(name, value)
             await send(message)
 

@@ -1,9 +1,12 @@
 """`python -m drills cases ...`: the case pool from the command line.
 
-`cases list`: every case, its cause family and the experiments that separate its cause from the
-other causes of its set (from the stored outcome table).
+`cases list`: every case, the share of draws its symptom alone would decide (from the stored
+symptom table), and per cause it may hide, the family and the experiments that separate that
+cause from the case's other causes (from the stored outcome table).
 `cases outcomes [--drill SLUG] [--seeds N] [--write]`: rebuild the outcome table from real runs;
 prints where it differs from the stored one; --write stores it.
+`cases symptoms [--drill SLUG] [--write]`: rebuild the symptom table (drills/cases/symptoms.py)
+from real runs on seeds 0-4, the same way.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from drills.cases import outcomes
+from drills.cases import outcomes, symptoms
 from drills.cases.contract import FAMILIES, Case
 from drills.cases.registry import all_case_sets, all_cases
 
@@ -24,38 +27,49 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     rebuild.add_argument("--drill", default=None, help="only the case set of this drill")
     rebuild.add_argument("--seeds", type=int, default=2, help="seeds 0..N-1 (default 2)")
     rebuild.add_argument("--write", action="store_true", help="store the rebuilt table")
+    seen = actions.add_parser("symptoms", help="rebuild the symptom table from real runs")
+    seen.add_argument("--drill", default=None, help="only the case set of this drill")
+    seen.add_argument("--write", action="store_true", help="store the rebuilt table")
 
 
-def separating_experiments(case: Case) -> list[str]:
-    """The experiments that tell this case's cause from every other cause of its set."""
-    others = [cause.key for cause in case.case_set.causes if cause.key != case.cause]
+def separating_experiments(case: Case, cause: str) -> list[str]:
+    """The experiments that tell `cause` from every other cause the case may hide."""
+    others = [other for other in case.causes if other != cause]
     return [
         experiment.key
         for experiment in case.case_set.experiments
-        if outcomes.separates(case.case_set, experiment.key, case.cause, others)
+        if outcomes.separates(case.case_set, experiment.key, cause, others)
     ]
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "list":
         for case in all_cases():
-            family = FAMILIES[case.family]
-            separating = ", ".join(separating_experiments(case)) or "(none alone)"
-            print(f"{case.key:<28} {case.case_set.drill:<22} {family:<48} {separating}")
+            share = symptoms.case_share(case)
+            print(f"{case.key}  ({case.case_set.drill}; symptom decides {share:.0%} of draws)")
+            for cause in case.causes:
+                family = FAMILIES[case.case_set.cause(cause).family]
+                separating = ", ".join(separating_experiments(case, cause)) or "(none alone)"
+                print(f"    {cause:<30} {family:<48} {separating}")
         print(f"{len(all_cases())} cases")
         return 0
-    table = dict(outcomes.stored_table())
+    module = outcomes if args.action == "outcomes" else symptoms
+    table: dict[str, object] = dict(module.stored_table())
     changed = 0
     for case_set in all_case_sets():
         if args.drill and case_set.drill != args.drill:
             continue
-        rebuilt = outcomes.build(case_set, range(args.seeds))
+        rebuilt = (
+            outcomes.build(case_set, range(args.seeds))
+            if args.action == "outcomes"
+            else symptoms.build(case_set)
+        )
         if rebuilt != table.get(case_set.drill):
             changed += 1
             print(f"{case_set.drill}: {json.dumps(rebuilt, sort_keys=True)}")
         table[case_set.drill] = rebuilt
     if args.write:
-        outcomes.write_table(table)
+        module.write_table(table)
     print(
         f"{changed} case set(s) differ from the stored table" + (" (written)" if args.write else "")
     )

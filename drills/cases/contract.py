@@ -1,11 +1,11 @@
 """What a case is: a symptom with a hidden cause, the causes a learner weighs, the experiments
 that can tell them apart, and the fixes on offer (right and plausibly wrong).
 
-A case stands on one drill. The drill's knobs plant the cause (`Cause.knobs`); the case set
-around it says which other causes look alike from the curves, which experiments a learner may
-spend budget on, and which fixes they may try. Nothing here imports torch: the web process
-describes cases without paying for it.
-"""
+A case stands on one drill: a symptom with a few look-alike causes (`Case.causes`), one of which
+each attempt draws (drills/cases/draw.py). The drill's knobs plant the cause (`Cause.knobs`);
+the case set around it lists every cause, the experiments a learner may spend budget on, and the
+fixes they may try, each cause naming the one that heals it (`Cause.fix`). Nothing here imports
+torch: the web process describes cases without paying for it."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from drills.cases.parameter_table import table_reading
 from drills.core.contract import Drill
 from drills.core.registry import get_drill
 
@@ -71,6 +72,7 @@ class Cause:
     # What the drill's own diagnose() reads from a run with this cause planted (whatever the
     # draw): the tests hold every case to it.
     verdict: str
+    fix: str  # the key of the fix that heals it (a healthy cause: "change-nothing")
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,12 @@ class CaseSet:
     def drill_object(self) -> Drill:
         return get_drill(self.drill)
 
+    def __post_init__(self) -> None:
+        fixes = {fix.key for fix in self.fixes}
+        for cause in self.causes:
+            if cause.fix not in fixes:
+                raise ValueError(f"cause {cause.key!r} of {self.drill!r} names no fix of the set")
+
     def cause(self, key: str) -> Cause:
         for cause in self.causes:
             if cause.key == key:
@@ -147,9 +155,14 @@ class CaseSet:
                 return fix
         raise KeyError(f"case set {self.drill!r} has no fix {key!r}")
 
-    def read(self, experiment: Experiment, signature: Mapping[str, Any], error: str | None) -> str:
+    def read(self, experiment: Experiment, record: Mapping[str, Any]) -> str:
+        """What the experiment's run showed, as a short key (see Experiment.reading); a health
+        table with no reading of its own is read from what it shows (parameter_table.py)."""
+        signature, error = record.get("signature") or {}, record.get("error")
         if experiment.reading is not None:
             return experiment.reading(signature, error)
+        if "parameters" in experiment.shows:
+            return table_reading((record.get("diagnostics") or {}).get("parameters") or [])
         return self.drill_object.diagnose(signature, error)
 
     def healed(self, signature: Mapping[str, Any], error: str | None) -> bool:
@@ -160,19 +173,35 @@ class CaseSet:
 
 @dataclass(frozen=True)
 class Case:
-    key: str  # stable, e.g. "frozen-head"; must not name the cause
+    """A symptom, told as a story, with the causes it may hide: each attempt draws one of them,
+    so a retry or a classmate's answer gives nothing away, and the story fits every one."""
+
+    key: str  # stable, e.g. "frozen-head"; must not name a cause
     title: str  # what the learner sees in the list, symptom-first: "The head that never learns"
-    story: str  # two or three sentences in the product's words; never names the cause
+    story: str  # two or three sentences in the product's words; true of every cause listed
     case_set: CaseSet
-    cause: str  # the hidden cause's key
-    fix: str  # the intended fix's key (healthy cases: the "change nothing" fix)
+    # The look-alike causes (keys of the case set) a draw picks from: at least two, and the
+    # symptom run alone must not tell them apart (drills/cases/symptoms.py).
+    causes: tuple[str, ...]
     # Extra knob values for this case only (e.g. a longer run), applied before the cause.
     knobs: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def hidden_cause(self) -> Cause:
-        return self.case_set.cause(self.cause)
+    def __post_init__(self) -> None:
+        if len(set(self.causes)) < 2 or len(set(self.causes)) != len(self.causes):
+            raise ValueError(f"case {self.key!r} needs two or more distinct causes")
+        for key in self.causes:
+            self.case_set.cause(key)  # raises for a cause the set does not have
 
-    @property
-    def family(self) -> str:
-        return self.hidden_cause.family
+    def cause(self, key: str) -> Cause:
+        """One of the case's causes, by key (KeyError for any other: a stored attempt's cause
+        must be one its case may hide)."""
+        if key not in self.causes:
+            raise KeyError(f"case {self.key!r} does not hide {key!r}")
+        return self.case_set.cause(key)
+
+    def fix_of(self, cause: str) -> str:
+        """The key of the fix that heals `cause`."""
+        return self.cause(cause).fix
+
+    def families(self) -> set[str]:
+        return {self.case_set.cause(key).family for key in self.causes}

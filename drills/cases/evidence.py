@@ -69,8 +69,12 @@ def visible(
 
 
 def telltales(case: Case) -> set[str]:
-    """Strings that would name the hidden cause of a case (see cause_telltales)."""
-    return cause_telltales(case.case_set, case.hidden_cause)
+    """Strings that would name any cause the case may hide (see cause_telltales): the page of
+    an open case must name none of them, whichever was drawn."""
+    found: set[str] = set()
+    for key in case.causes:
+        found |= cause_telltales(case.case_set, case.cause(key))
+    return found
 
 
 def cause_telltales(case_set: CaseSet, cause: Cause) -> set[str]:

@@ -53,7 +53,7 @@ def run_reading(
     if experiment is None:
         reading = case_set.drill_object.diagnose(signature, error)
     else:
-        reading = case_set.read(experiment, signature, error)
+        reading = case_set.read(experiment, record)
     return reading, record
 
 

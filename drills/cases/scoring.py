@@ -32,11 +32,16 @@ class ExperimentScore:
 @dataclass(frozen=True)
 class CaseScore:
     cause_named: bool
+    # The intended fix was chosen and its run came back healthy: a change that merely leaves a
+    # run healthy (anything, on a case where nothing is broken) verifies nothing.
     fix_verified: bool
     experiments_used: int
     budget: int
     leading_right: bool  # before any experiment
     experiments: tuple[ExperimentScore, ...] = field(default_factory=tuple)
+    # Whether the chosen fix's run came back healthy at all (a harmless change on a healthy
+    # draw does): the page must not say "did not produce a healthy run" of a healthy run.
+    fix_healed: bool = False
 
     @property
     def points(self) -> int:
@@ -65,17 +70,22 @@ def score_experiment(case: Case, diagnosis: Diagnosis, experiment: str) -> Exper
 
 def score_case(
     case: Case,
+    cause: str,
     diagnosis: Diagnosis,
     experiments: Sequence[str],
     named_cause: str,
     fix_healed: bool,
     budget: int,
+    *,
+    fix_key: str,
 ) -> CaseScore:
+    """Score an attempt whose draw planted `cause` (one of the case's causes)."""
     return CaseScore(
-        cause_named=named_cause == case.cause,
-        fix_verified=fix_healed,
+        cause_named=named_cause == cause,
+        fix_verified=fix_key == case.fix_of(cause) and fix_healed,
         experiments_used=len(experiments),
         budget=budget,
-        leading_right=diagnosis.leading == case.cause,
+        leading_right=diagnosis.leading == cause,
         experiments=tuple(score_experiment(case, diagnosis, key) for key in experiments),
+        fix_healed=fix_healed,
     )

@@ -31,8 +31,8 @@ import torch
 from torch import nn
 
 from drills.core.contract import DrillOutcome, Reporter, Signature
+from drills.core.curves import tail_mean, tail_std
 from drills.kit.audit import ParameterAudit
-from drills.kit.curves import tail_mean, tail_std
 
 
 class Run:

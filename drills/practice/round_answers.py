@@ -13,21 +13,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from drills.cases.contract import Case, CaseSet, Cause, Experiment, Fix
+from drills.cases.contract import CaseSet, Cause, Experiment, Fix
 from drills.cases.evidence import cause_telltales
 from drills.cases.outcomes import separates
-from drills.cases.registry import all_case_sets, all_cases
+from drills.cases.registry import all_case_sets
 from drills.cases.scoring import Diagnosis
-from drills.core.knobs import resolve_knobs
 from drills.practice.rounds import RoundVariant
 
-# The fix of a cause that no case uses and that no fix of its set undoes knob for knob (the fix
-# scales or clips instead): chosen by hand; tests/drills/test_round_answers.py checks that each
-# is still needed.
-_FIX_BY_HAND = {
-    "loss-spikes/corrupt-batch-clipped": "repair-the-batch",
-    "overfitting-leakage/crushing-weight-decay": "weaker-weight-decay",
-}
 MAX_MODEL_ALTERNATIVES = 2
 
 
@@ -52,31 +44,9 @@ class ModelAnswer:
     confirmation: str
 
 
-def _undoes(case_set: CaseSet, cause: Cause, fix: Fix) -> bool:
-    """Whether the fix puts every knob the cause planted back to the healthy setting."""
-    drill = case_set.drill_object
-    healthy = next((item for item in case_set.causes if item.family == "healthy"), None)
-    reference = resolve_knobs(drill, {**case_set.base, **(healthy.knobs if healthy else {})})
-    planted = resolve_knobs(drill, {**case_set.base, **cause.knobs})
-    fixed = resolve_knobs(drill, fix.change.apply(planted))
-    return all(fixed[name] == reference[name] for name in cause.knobs)
-
-
 def model_fix(variant: RoundVariant) -> Fix:
-    """The fix that heals the variant's cause: the one its case names, else the one that undoes
-    its knobs, else the one chosen by hand."""
-    case_set = case_set_of(variant)
-    cause = cause_of(variant)
-    cases: tuple[Case, ...] = all_cases()
-    for case in cases:
-        if case.case_set.drill == variant.drill and case.cause == cause.key:
-            return case_set.fix(case.fix)
-    if cause.family == "healthy":
-        return case_set.fix("change-nothing")
-    for fix in case_set.fixes:
-        if fix.key != "change-nothing" and _undoes(case_set, cause, fix):
-            return fix
-    return case_set.fix(_FIX_BY_HAND[variant.key])
+    """The fix that heals the variant's cause (each cause of a case set names its own)."""
+    return case_set_of(variant).fix(cause_of(variant).fix)
 
 
 def model_answer(variant: RoundVariant) -> ModelAnswer:

@@ -102,18 +102,60 @@ def add_attempt(
     return _save(engine, attempt)
 
 
+EXERCISE = "overfit-shuffled-pairs"
+
+
+def add_exercise_run(engine: Engine, learner_id: int, *, judgement: str = "failed") -> int:
+    """A finished run of an exercise (its attempt and its ExerciseRun): the attempt's id."""
+    from app.exercises.models import ExerciseRun
+    from drills.exercises.registry import get_exercise
+
+    exercise = get_exercise(EXERCISE)
+    finished = utcnow()
+    attempt_id = _save(
+        engine,
+        Attempt(
+            learner_id=learner_id,
+            drill_slug=exercise.drill,
+            drill_version="1",
+            hypothesis="exercise",
+            prediction_text="",
+            seed=7,
+            command=f"python -m drills exercise run {EXERCISE} --code exercise.py --seed 7",
+            status=AttemptStatus.succeeded,
+            exercise_slug=EXERCISE,
+            started_at=finished - timedelta(seconds=2),
+            finished_at=finished,
+        ),
+    )
+    _save(
+        engine,
+        ExerciseRun(
+            attempt_id=attempt_id,
+            exercise_slug=EXERCISE,
+            code=exercise.starter + "\n# edited\n",
+            code_sha256="0" * 64,
+            diff="",
+            judgement=judgement,
+            checks=[{"key": "k", "title": "A check", "status": "fail", "message": "not yet"}],
+        ),
+    )
+    return attempt_id
+
+
 def add_case_attempt(
     engine: Engine, learner_id: int, *, stage: CaseStage = CaseStage.revealed, number: int = 1
 ) -> tuple[int, int]:
-    """A case attempt ("frozen-features"; by default revealed, with a diagnosis, verdict and
+    """A case attempt ("a-fresh-head"; by default revealed, with a diagnosis, verdict and
     score) with its finished symptom run: (case attempt id, case run id)."""
     revealed = stage == CaseStage.revealed
     case_attempt_id = _save(
         engine,
         CaseAttempt(
             learner_id=learner_id,
-            case_key="frozen-features",
+            case_key="a-fresh-head",
             number=number,
+            cause="backbone-not-optimized",
             seed=7,
             knobs={"exclude": "backbone"},
             stage=stage,

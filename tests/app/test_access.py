@@ -25,10 +25,12 @@ from app.models import (
 )
 from tests.app.factories import (
     DRILL,
+    EXERCISE,
     RUBRIC_KEYS,
     add_attempt,
     add_case_attempt,
     add_cohort,
+    add_exercise_run,
     add_round,
     add_submission,
     add_user,
@@ -116,6 +118,11 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/cohorts/{cohort_id}/review-items"): (
         LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
+    # Exercise runs: their learner's own work, read by their instructor as any run is.
+    ("GET", "/exercises/{slug}/runs/{run_id}"): READ_OWN_WORK,
+    ("GET", "/exercises/{slug}/runs/{run_id}/panel"): READ_OWN_WORK,
+    ("GET", "/api/exercises/runs/{run_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+    ("GET", "/api/exercises/runs/{run_id}/events"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
 }  # fmt: skip
 
 INVALID_FORMS = {
@@ -141,6 +148,7 @@ MODELS = {
     "case_attempt_id": CaseAttempt,
     "case_run_id": CaseRun,
     "round_id": DiagnosisRound,
+    "run_id": Attempt,
 }
 
 
@@ -185,6 +193,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     submission_a = add_submission(engine, users["learner_a"], failed_a, fixed_a)
     case_attempt_a, case_run_a = add_case_attempt(engine, users["learner_a"])
     round_a = add_round(engine, users["learner_a"])
+    exercise_run_a = add_exercise_run(engine, users["learner_a"])
     clients = {"anonymous": visitor(app)}
     for actor, username in (
         ("learner_a", "learner-a"),
@@ -202,6 +211,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "case_attempt_id": [case_attempt_a],
         "case_run_id": [case_run_a],
         "round_id": [round_a],
+        "run_id": [exercise_run_a],
     }
     yield World(app=app, clients=clients, ids=ids, users=users, cohorts=cohorts)
     for client in clients.values():
@@ -232,13 +242,19 @@ def missing_like(engine: object, model: object, row_id: int) -> int:
     return missing
 
 
+STYLE_NONCE = re.compile(r"'nonce-[A-Za-z0-9_-]+'")
+
+
 def fingerprint(response: Any, row_id: int) -> tuple[object, ...]:
     """Status, headers and body, the id replaced where the answer names it ("No attempt 12."):
     a page has other digits of its own (initial-scale=1) that must stay."""
     # Content-Length left out: a compressed body's length follows the id's digits (the body
     # itself, with the id replaced, is compared below).
+    # The style nonce is new on every response (app/security/headers.py): compared as a name.
     headers = sorted(
-        (k, v) for k, v in response.headers.items() if k not in ("set-cookie", "content-length")
+        (k, STYLE_NONCE.sub("'nonce-<per request>'", v))
+        for k, v in response.headers.items()
+        if k not in ("set-cookie", "content-length")
     )
     body = re.sub(rf"(No [a-z ]+ ){row_id}\.", r"\1<id>.", response.text)
     return response.status_code, headers, body
@@ -263,7 +279,7 @@ def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> No
     for (method, path), expected in MATRIX.items():
         parameter = id_parameter(path)
         for row_id in world.ids[parameter]:
-            url = fill(path, **{parameter: row_id})
+            url = fill(path, slug=EXERCISE, **{parameter: row_id})
             for actor, status in zip(ACTORS, expected, strict=True):
                 client = world.clients[actor]
                 response = request(client, method, path, url)
@@ -277,7 +293,8 @@ def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> No
                 if status == HIDDEN:
                     # Indistinguishable from a record that does not exist.
                     missing = missing_like(engine, MODELS[parameter], row_id)
-                    absent = request(client, method, path, fill(path, **{parameter: missing}))
+                    absent_url = fill(path, slug=EXERCISE, **{parameter: missing})
+                    absent = request(client, method, path, absent_url)
                     if fingerprint(response, row_id) != fingerprint(absent, missing):
                         wrong.append(
                             f"{actor} {method} {url}: its 404 differs from a missing id's: "
@@ -416,7 +433,7 @@ def test_an_id_out_of_range_is_refused_by_name_on_every_id_route(world: World) -
     for method, path in MATRIX:
         parameter = id_parameter(path)
         for value in OUT_OF_RANGE:
-            url = fill(path, **{parameter: value})
+            url = fill(path, slug=EXERCISE, **{parameter: value})
             for actor in ("anonymous", "learner_a", "instructor", "admin"):
                 response = request(world.clients[actor], method, path, url)
                 status = response.status_code

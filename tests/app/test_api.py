@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from sqlmodel import Session, func, select
 
 from app.models import Attempt, MetricPoint
 from drills.core.seed import MAX_SEED
-from tests.app.factories import visitor
+from tests.app.factories import EXERCISE, visitor
 from tests.conftest import PREDICTION, wait_until_final
 
 
@@ -294,8 +295,57 @@ def api_answers(client: TestClient) -> dict[tuple[str, str], set[int]]:
         client.post(cancel.format(attempt_id=attempt_id)),  # ended: 409
         client.post(cancel.format(attempt_id=2**64)),
     ]
+    answers |= exercise_answers(client, anonymous, oversized)
     anonymous.close()
     return {route: {response.status_code for response in got} for route, got in answers.items()}
+
+
+def exercise_answers(
+    client: TestClient, anonymous: TestClient, oversized: Callable[[], Any]
+) -> dict[tuple[str, str], list[Any]]:
+    nul = {"q": "\x00"}
+    slug = f"/api/exercises/{EXERCISE}"
+    code = {"code": "print('hello')"}
+    answers: dict[tuple[str, str], list[Any]] = {
+        ("get", "/api/exercises"): [client.get("/api/exercises", params=nul)],
+        ("get", "/api/exercises/{slug}"): [
+            anonymous.get(slug),
+            client.get("/api/exercises/no-such-exercise"),
+            client.get(slug, params=nul),
+        ],
+        ("post", "/api/exercises/{slug}/runs"): [
+            client.post(
+                f"{slug}/runs", content=b"[" * 100_000, headers={"Content-Type": "application/json"}
+            ),
+            anonymous.post(f"{slug}/runs", json=code),
+            client.post(f"{slug}/runs", json=code, headers={"X-CSRF-Token": "wrong"}),
+            client.post("/api/exercises/no-such-exercise/runs", json=code),
+            client.post(
+                f"{slug}/runs", content=oversized(), headers={"Content-Type": "application/json"}
+            ),
+            client.post(f"{slug}/runs", json={}),
+        ],
+        ("post", "/api/exercises/{slug}/hints"): [
+            anonymous.post(f"{slug}/hints"),
+            client.post(f"{slug}/hints", headers={"X-CSRF-Token": "wrong"}),
+            client.post("/api/exercises/no-such-exercise/hints"),
+            client.post(f"{slug}/hints", json={"rung": 0}),
+        ],
+        ("post", "/api/exercises/{slug}/solution"): [
+            anonymous.post(f"{slug}/solution"),
+            client.post(f"{slug}/solution", headers={"X-CSRF-Token": "wrong"}),
+            client.post("/api/exercises/no-such-exercise/solution"),
+            client.post(f"{slug}/solution"),  # not earned yet: 409
+            client.post(f"{slug}/solution", params=nul),
+        ],
+    }
+    for path in ("/api/exercises/runs/{run_id}", "/api/exercises/runs/{run_id}/events"):
+        answers[("get", path)] = [
+            anonymous.get(path.format(run_id=1)),
+            client.get(path.format(run_id=999_999)),
+            client.get(path.format(run_id=2**64)),
+        ]
+    return answers
 
 
 def test_openapi_lists_exactly_the_errors_each_api_route_gives(client: TestClient) -> None:

@@ -14,11 +14,12 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.models import Attempt, CaseAttempt
+from drills.cases.contract import Cause
 from drills.cases.evidence import leaks
 from drills.cases.registry import all_cases, get_case
 from tests.conftest import log_in, make_user
 
-CASE = "frozen-features"  # optimizer-membership, the backbone left out of the optimizer
+CASE = "a-fresh-head"  # optimizer-membership: the backbone or the head left out of the optimizer
 
 
 def engine_of(client: TestClient) -> Any:
@@ -29,6 +30,24 @@ def open_case(client: TestClient, key: str = CASE) -> int:
     response = client.post(f"/cases/{key}/attempts", follow_redirects=False)
     assert response.status_code == 303, response.text
     return int(response.headers["location"].rsplit("/", 1)[1])
+
+
+def drawn(client: TestClient, case_attempt_id: int) -> Cause:
+    """The cause this attempt's draw planted, read where the server keeps it."""
+    with Session(engine_of(client)) as session:
+        stored = session.get(CaseAttempt, case_attempt_id)
+        assert stored is not None
+        return get_case(stored.case_key).cause(stored.cause)
+
+
+def other_than(client: TestClient, case_attempt_id: int, *keys: str) -> Cause:
+    """The first of `keys` (causes of the set) that this attempt did not draw."""
+    hidden = drawn(client, case_attempt_id)
+    with Session(engine_of(client)) as session:
+        stored = session.get(CaseAttempt, case_attempt_id)
+        assert stored is not None
+        case_set = get_case(stored.case_key).case_set
+    return case_set.cause(next(key for key in keys if key != hidden.key))
 
 
 def case_json(client: TestClient, case_attempt_id: int) -> dict[str, Any]:
@@ -67,7 +86,8 @@ def learner_views(client: TestClient, case_attempt_id: int, body: dict[str, Any]
 
 def option(page: str, text_start: str, name: str) -> str:
     """The value of the radio/checkbox `name` whose label starts with `text_start`."""
-    pattern = rf'name="{name}" value="([^"]+)"[^>]*> {re.escape(text_start)}'
+    shown = text_start.replace("&", "&amp;").replace("'", "&#39;")  # as the template escapes it
+    pattern = rf'name="{name}" value="([^"]+)"[^>]*> {re.escape(shown)}'
     found = re.search(pattern, page)
     assert found, f"no {name} option starting {text_start!r}"
     return found.group(1)
@@ -102,13 +122,9 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
         f"/cases/attempts/{case_attempt_id}/experiments", data={"experiment": "update-sizes"}
     )
     assert early.status_code == 409
-    response = diagnose(
-        client,
-        case_attempt_id,
-        "The optimizer was built without the backbone",
-        ["The optimizer was built without the head"],
-        "update-sizes",
-    )
+    hidden = drawn(client, case_attempt_id)
+    rival = other_than(client, case_attempt_id, *get_case(CASE).causes)
+    response = diagnose(client, case_attempt_id, hidden.text, [rival.text], "update-sizes")
     assert response.status_code == 303, response.text
     assert (
         client.post(
@@ -121,8 +137,8 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
     body = wait_until_runs_end(client, case_attempt_id)
     numbers = body["runs"][1]["evidence"]["numbers"]
     assert {row["label"] for row in numbers} >= {"How far the backbone moved in total"}
-    backbone = next(r["value"] for r in numbers if "backbone" in r["label"])
-    assert backbone == 0.0  # the real run shows it: the backbone never moved
+    left_out = hidden.knobs["exclude"]  # "backbone" or "head"
+    assert next(r["value"] for r in numbers if left_out in r["label"]) == 0.0  # it never moved
 
     # The diagnosis is kept as it was once an experiment started.
     assert 'name="leading"' not in client.get(f"/cases/attempts/{case_attempt_id}").text
@@ -142,8 +158,8 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
     verdict = client.post(
         f"/cases/attempts/{case_attempt_id}/verdict",
         data={
-            "cause": option(page, "The optimizer was built without the backbone", "cause"),
-            "fix": "optimize-all-parameters",
+            "cause": option(page, hidden.text, "cause"),
+            "fix": hidden.fix,
         },
         follow_redirects=False,
     )
@@ -155,40 +171,34 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
     assert score["cause_named"] and score["fix_verified"] and score["leading_right"]
     assert score["experiments"] == [{"key": "update-sizes", "separated": True, "would_have": []}]
     assert score["points"] == 4
-    assert body["truth"]["knobs"]["exclude"] == "backbone"
+    assert body["truth"]["cause"] == hidden.key
+    assert body["truth"]["knobs"]["exclude"] == left_out
     page = client.get(f"/cases/attempts/{case_attempt_id}").text
     assert "python -m drills run optimizer-membership" in page  # the replay commands, now
     assert "As handed and fixed" in page
 
     # The revealed case is in the signed export; a case still open is not (its draw tells).
-    still_open = open_case(client, "swapped-head")
+    still_open = open_case(client, "a-suspicious-checkpoint")
     statements = client.get("/portfolio/export.json").json()["statements"]
     cases_exported = [s for s in statements if s["id"].startswith("drillbook:case-attempt:")]
     assert [s["id"] for s in cases_exported] == [f"drillbook:case-attempt:{case_attempt_id}"]
     assert cases_exported[0]["verb"]["display"]["en"] == "solved"
     assert cases_exported[0]["result"]["score"] == {"raw": 4, "max": 4}
-    assert cases_exported[0]["result"]["diagnosis"]["leading"] == "backbone-not-optimized"
+    assert cases_exported[0]["result"]["diagnosis"]["leading"] == hidden.key
     assert all(str(still_open) not in s["id"] for s in statements)
     wait_until_runs_end(client, still_open)  # no run is left on the shared cluster
 
 
 def test_a_wrong_verdict_and_a_wrong_fix_score_as_such(client: TestClient) -> None:
-    case_attempt_id = open_case(client, "swapped-head")
+    case_attempt_id = open_case(client, "a-suspicious-checkpoint")
     wait_until_runs_end(client, case_attempt_id)
-    diagnose(
-        client,
-        case_attempt_id,
-        "The optimizer was built without the head",
-        ["The head was replaced after"],
-        "update-sizes",
-    )
+    wrong = other_than(client, case_attempt_id, "head-not-optimized", "optimizer-holds-old-head")
+    diagnose(client, case_attempt_id, wrong.text, [], "update-sizes")
     page = client.get(f"/cases/attempts/{case_attempt_id}").text
     client.post(
         f"/cases/attempts/{case_attempt_id}/verdict",
-        data={
-            "cause": option(page, "The optimizer was built without the head", "cause"),
-            "fix": "optimize-all-parameters",
-        },
+        # A fix no cause of the set is healed by: it verifies nothing, whatever the draw.
+        data={"cause": option(page, wrong.text, "cause"), "fix": "unfreeze-backbone"},
     )
     wait_until_runs_end(client, case_attempt_id)
     body = case_json(client, case_attempt_id)
@@ -197,9 +207,9 @@ def test_a_wrong_verdict_and_a_wrong_fix_score_as_such(client: TestClient) -> No
     assert score["experiments_used"] == 0
     # The cause named wrongly is a review item now, sending the learner to a new draw.
     due = client.get("/practice").text
-    assert 'data-item="case-miss:swapped-head"' in due
-    item = client.get("/practice/case-miss:swapped-head").text
-    assert "The optimizer was built without the head" in item
+    assert 'data-item="case-miss:a-suspicious-checkpoint"' in due
+    item = client.get("/practice/case-miss:a-suspicious-checkpoint").text
+    assert wrong.text.replace("'", "&#39;") in item
 
 
 def test_nothing_names_the_cause_before_the_verdict(client: TestClient) -> None:
@@ -324,19 +334,15 @@ def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: 
 
     log_in(client, "learner-a")
     client.post("/cohorts/join", data={"code": code})
-    case_attempt_id = open_case(client, "swapped-head")
+    case_attempt_id = open_case(client, "a-suspicious-checkpoint")
     assert case_json(client, case_attempt_id)["budget"] == 2  # the cohort's budget
     wait_until_runs_end(client, case_attempt_id)
-    diagnose(
-        client, case_attempt_id, "The optimizer was built without the head", [], "update-sizes"
-    )
+    wrong = other_than(client, case_attempt_id, "head-not-optimized", "optimizer-holds-old-head")
+    diagnose(client, case_attempt_id, wrong.text, [], "update-sizes")
     page = client.get(f"/cases/attempts/{case_attempt_id}").text
     client.post(
         f"/cases/attempts/{case_attempt_id}/verdict",
-        data={
-            "cause": option(page, "The optimizer was built without the head", "cause"),
-            "fix": "change-nothing",
-        },
+        data={"cause": option(page, wrong.text, "cause"), "fix": "unfreeze-backbone"},
     )
     wait_until_runs_end(client, case_attempt_id)
     assert case_json(client, case_attempt_id)["stage"] == "revealed"
@@ -344,9 +350,10 @@ def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: 
     log_in(client, "teacher")
     grid = client.get(cohort_url).text
     assert f'href="/cases/attempts/{case_attempt_id}">missed' in grid
-    assert "The optimizer was built without the head&#39;s parameters. (1)" in grid
+    assert f"{wrong.text.replace(chr(39), '&#39;')} (1)" in grid
     review = client.get(f"/cases/attempts/{case_attempt_id}")
-    assert review.status_code == 200 and 'action="/cases/swapped-head/attempts"' not in review.text
+    assert review.status_code == 200
+    assert 'action="/cases/a-suspicious-checkpoint/attempts"' not in review.text
     assert f'href="/cases/attempts/{case_attempt_id}#case-review"' in client.get("/reviews").text
     fields = {"score.alternatives": "0", "score.test_choice": "1", "score.verification": "2"}
     asked = client.post(
@@ -429,7 +436,7 @@ def test_no_response_of_an_open_case_names_its_cause(client: TestClient, key: st
 def test_a_run_that_crashes_shows_what_pytorch_raised_not_the_drills_explanation(
     client: TestClient,
 ) -> None:
-    case_attempt_id = open_case(client, "first-step-crash")  # a loss rebuilt from .item()
+    case_attempt_id = open_case(client, "first-step-crash")  # either cause fails at backward
     body = wait_until_runs_end(client, case_attempt_id)
     assert body["runs"][0]["status"] == "failed"
     assert "does not require grad" in body["runs"][0]["evidence"]["raised"]

@@ -16,10 +16,12 @@ from app.models import Attempt, AttemptStatus, CaseStage, Replay, Role
 from drills.practice.items import all_items
 from tests.app.factories import (
     DRILL,
+    EXERCISE,
     RUBRIC_KEYS,
     add_attempt,
     add_case_attempt,
     add_cohort,
+    add_exercise_run,
     add_explanation,
     add_review,
     add_round,
@@ -103,6 +105,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     # Learner A's curve rounds: one answered (its instructor reviews it), one to answer.
     answered_round = add_round(engine, a)
     open_round = add_round(engine, a, answered=False, number=2)
+    exercise_run = add_exercise_run(engine, a)
     clients = {
         "learner_a": signed_in(app, "learner-a"),
         "learner_b": signed_in(app, "learner-b"),
@@ -128,6 +131,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "judged_case": judged_case,
         "answered_round": answered_round,
         "open_round": open_round,
+        "exercise_run": exercise_run,
     }
     world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
     yield world
@@ -215,6 +219,12 @@ CASE_ROUTES = {
     ("POST", "/practice/rounds"),
     ("POST", "/practice/rounds/{round_id}/answer"),
     ("POST", "/practice/rounds/{round_id}/review"),
+    ("POST", "/exercises/{slug}/runs"),
+    ("POST", "/api/exercises/{slug}/runs"),
+    ("POST", "/exercises/{slug}/hints"),
+    ("POST", "/api/exercises/{slug}/hints"),
+    ("POST", "/exercises/{slug}/solution"),
+    ("POST", "/api/exercises/{slug}/solution"),
 }
 
 
@@ -303,7 +313,7 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
     case_review |= {f"score.{key}": "2" for key in ("alternatives", "test_choice", "verification")}
     built |= {
         ("POST", "/cases/{case_key}/attempts"): Case(
-            c["learner_a"], "/cases/swapped-head/attempts", 303, form={}
+            c["learner_a"], "/cases/a-suspicious-checkpoint/attempts", 303, form={}
         ),
         # Showing the model answer stores nothing: the answer is stored with the rating.
         ("POST", "/practice/{key}/answer"): Case(
@@ -376,6 +386,33 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             f"/practice/rounds/{ids['answered_round']}/review",
             303,
             form=case_review,
+        ),
+    }
+    # Exercises, in this order: the hint ladder's every rung taken earns the solution.
+    code = "print('hello')\n"
+    built |= {
+        ("POST", "/exercises/{slug}/runs"): Case(
+            c["learner_a"], f"/exercises/{EXERCISE}/runs", 303, form={"code": code}
+        ),
+        ("POST", "/api/exercises/{slug}/runs"): Case(
+            c["learner_a"], f"/api/exercises/{EXERCISE}/runs", 202, json={"code": code}
+        ),
+        ("POST", "/exercises/{slug}/hints"): Case(
+            c["learner_a"], f"/exercises/{EXERCISE}/hints", 303, form={}
+        ),
+        ("POST", "/api/exercises/{slug}/hints"): Case(
+            c["learner_a"], f"/api/exercises/{EXERCISE}/hints", 200, json={"rung": 20}
+        ),
+        ("POST", "/exercises/{slug}/solution"): Case(
+            c["learner_a"], f"/exercises/{EXERCISE}/solution", 303, form={}
+        ),
+        # Shown already by the form above: the API answers it again and changes nothing.
+        ("POST", "/api/exercises/{slug}/solution"): Case(
+            c["learner_a"],
+            f"/api/exercises/{EXERCISE}/solution",
+            200,
+            json={},
+            changes_state=False,
         ),
     }
     assert set(built) == CASE_ROUTES
@@ -483,14 +520,20 @@ def test_no_get_changes_state(world: World) -> None:
         "submission_id": ids["pending_b"],
         "cohort_id": ids["c1"],
         "user_id": ids["learner_a"],
-        "case_key": "frozen-features",
+        "case_key": "a-fresh-head",
         "key": PRACTICE_ITEM,
         "case_attempt_id": ids["revealed_case"],
         "case_run_id": ids["revealed_run"],  # final: its event stream ends by itself
         "round_id": ids["answered_round"],  # its run is final: the stream ends by itself
     }
+    values["run_id"] = ids["exercise_run"]
+
+    def filled(path: str) -> str:
+        exercise = path.startswith(("/exercises/", "/api/exercises/"))
+        return fill(path, **(values | {"slug": EXERCISE} if exercise else values))
+
     get_routes = sorted(p for m, p in http_routes(world.app) if m == "GET")
-    urls = [fill(path, **values) for path in get_routes]
+    urls = [filled(path) for path in get_routes]
     readable = set(urls)
     urls += [
         "/openapi.json",
@@ -501,7 +544,7 @@ def test_no_get_changes_state(world: World) -> None:
         f"/api/attempts/{ids['failed_a']}/events",
     ]
     # A GET to a state-changing URL (a link, an <img src>) must not do what the POST does.
-    urls += [fill(p, **values) for m, p in http_routes(world.app) if m not in SAFE_METHODS]
+    urls += [filled(p) for m, p in http_routes(world.app) if m not in SAFE_METHODS]
     changed: list[str] = []
     for actor in ("admin", "learner_a"):
         client = world.clients[actor]

@@ -70,7 +70,7 @@ def test_a_learner_at_the_cap_is_refused_everywhere_and_nothing_is_stored(
     assert form.status_code == 429
     assert 'id="error-run"' in form.text and "2 runs queued or running" in form.text
     assert ">It fits.</textarea>" in form.text  # the form comes back as sent
-    opened = client.post("/cases/swapped-head/attempts", follow_redirects=False)
+    opened = client.post("/cases/a-suspicious-checkpoint/attempts", follow_redirects=False)
     assert opened.status_code == 429 and "2 runs queued or running" in opened.text
     started = client.post("/practice/rounds", follow_redirects=False)
     assert started.status_code == 429

@@ -226,7 +226,7 @@ def test_the_rubric_parser_collects_every_problem() -> None:
 
 
 def test_the_case_forms_collect_every_problem() -> None:
-    case = get_case("frozen-features")
+    case = get_case("a-fresh-head")
     with pytest.raises(InvalidCaseInput) as diagnosis:
         parse_diagnosis(case.case_set, {"alternatives": ["no-such-cause"], "intervention": " "})
     assert list(diagnosis.value.errors) == [

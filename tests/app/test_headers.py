@@ -1,6 +1,8 @@
 """Security headers on every response: pages, partials, the API, errors, static files; a policy a
 response sets itself (the portfolio exports') is kept."""
 
+import re
+
 import pytest
 from fastapi.testclient import TestClient
 from starlette.applications import Starlette
@@ -15,13 +17,34 @@ from tests.app.factories import DRILL
 POLICY = (
     "default-src 'self'; script-src 'self'; "
     "style-src 'self' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' "
-    "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o='; "
+    "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o=' 'nonce-{nonce}'; "
     "style-src-attr 'unsafe-hashes' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' "
     "'sha256-AR/cKIZjWPcPmBUPDA6oti9XBiTbJvz0Cro2J1VzzS8='; "
     "img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; "
     "object-src 'none'"
 )
+
+
+NONCE = re.compile(r"'nonce-([A-Za-z0-9_-]{22})'")
+
+
+def policy_of(response: object) -> str:
+    """The policy with its per-request style nonce written as {nonce}."""
+    return NONCE.sub("'nonce-{nonce}'", response.headers["Content-Security-Policy"])  # type: ignore[attr-defined]
+
+
+def test_each_response_has_a_style_nonce_of_its_own_and_the_page_uses_it(
+    client: TestClient,
+) -> None:
+    nonces = []
+    for _ in range(2):
+        page = client.get("/exercises/overfit-shuffled-pairs")
+        match = NONCE.search(page.headers["Content-Security-Policy"])
+        assert match is not None
+        nonces.append(match.group(1))
+        assert f'data-style-nonce="{match.group(1)}"' in page.text
+    assert nonces[0] != nonces[1]
 
 
 @pytest.mark.parametrize(
@@ -42,7 +65,7 @@ def test_every_response_carries_the_security_headers(
 ) -> None:
     response = client.get(path, headers={"HX-Request": "true"} if htmx else {})
     assert response.status_code == status
-    assert response.headers["Content-Security-Policy"] == POLICY
+    assert policy_of(response) == POLICY
     assert response.headers["X-Frame-Options"] == "DENY"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Referrer-Policy"] == "same-origin"
@@ -51,7 +74,7 @@ def test_every_response_carries_the_security_headers(
 def test_a_refused_post_carries_them_too(anonymous: TestClient) -> None:
     refused = anonymous.post("/login", data={"username": "x"})  # no CSRF token
     assert refused.status_code == 403
-    assert refused.headers["Content-Security-Policy"] == POLICY
+    assert policy_of(refused) == POLICY
 
 
 def test_the_portfolio_export_keeps_its_own_stricter_policy(client: TestClient) -> None:

@@ -41,6 +41,8 @@ TABLES = {
     "cohort_review_item",
     "diagnosis_round",
     "round_review",
+    "exercise_run",
+    "exercise_help",
 }
 
 
@@ -120,6 +122,29 @@ def test_attempts_from_before_0008_predicted_no_number(tmp_path: Path) -> None:
     assert row == ("{}", None)
 
 
+def test_case_attempts_from_before_0018_keep_the_cause_their_case_had(tmp_path: Path) -> None:
+    """Before 0018 a case's key fixed its cause; the upgrade writes that cause on each
+    attempt (and an empty one for a key no pool had), so old attempts still score and reveal."""
+    path = tmp_path / "cases.sqlite3"
+    url = f"sqlite:///{path}"
+    upgrade(url, "0017")
+    with sqlite3.connect(path) as db:
+        for number, key in enumerate(("frozen-features", "nan-on-one-batch", "no-such-case"), 1):
+            db.execute(
+                "insert into case_attempt (learner_id, case_key, number, seed, knobs, budget,"
+                " stage, created_at) values (1, ?, ?, 7, '{}', 3, 'revealed', '2026-01-01')",
+                (key, number),
+            )
+    upgrade(url, "0018")
+    with sqlite3.connect(path) as db:
+        rows = db.execute("select case_key, cause from case_attempt order by number").fetchall()
+    assert rows == [
+        ("frozen-features", "backbone-not-optimized"),
+        ("nan-on-one-batch", "empty-batch-division"),
+        ("no-such-case", ""),
+    ]
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """An empty database on each backend (PostgreSQL: a throw-away one, or a one-line skip)."""
@@ -174,6 +199,8 @@ def test_the_naming_convention_names_every_constraint_of_the_models() -> None:
         ("ix", "ix_attempt_case_attempt_id"),
         ("fk", "fk_attempt_round_id_diagnosis_round"),
         ("ix", "ix_attempt_round_id"),
+        ("ix", "ix_attempt_exercise_slug"),
+        ("uq", "uq_attempt_learner_id"),  # (learner_id, request_key): one run per request key
     }
     for table in TABLES:
         assert None not in {name for _, name in names_in_models(table)}, table

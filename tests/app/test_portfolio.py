@@ -230,3 +230,33 @@ def test_the_exported_rubric_reads_in_rubric_order_whatever_order_the_database_k
     for stored in (scores, jsonb_order):
         review = Review(submission_id=1, instructor_id=1, decision="accepted", scores=stored)
         assert [key for key, _ in review.rubric_scores] == [key for key, _ in RUBRIC]
+
+
+def test_exercise_runs_export_with_their_code_diff_and_checks_signed(
+    anonymous: TestClient,
+) -> None:
+    from tests.app.factories import add_exercise_run, add_user
+    from tests.conftest import log_in
+
+    engine = engine_of(anonymous)
+    learner = add_user(engine, "coder")
+    run_id = add_exercise_run(engine, learner, judgement="failed")
+    log_in(anonymous, "coder")
+    document = anonymous.get("/portfolio/export.json").json()
+    (statement,) = [s for s in document["statements"] if s["id"].startswith("drillbook:exercise")]
+    assert statement["id"] == f"drillbook:exercise-run:{run_id}"
+    assert statement["verb"]["display"]["en"] == "failed"
+    assert statement["object"]["id"] == "urn:drillbook:exercise:overfit-shuffled-pairs"
+    assert statement["result"]["checks"][0]["status"] == "fail"
+    assert statement["context"]["code"].endswith("# edited\n")
+    assert len(statement["context"]["code_sha256"]) == 64 and "diff" in statement["context"]
+    content = {k: v for k, v in statement.items() if k != "digest"}
+    assert statement["digest"] == sha256_hex(content)
+    # The page shows it too, and the signed export verifies as a whole.
+    page = anonymous.get("/portfolio/export.html").text
+    assert f'id="exercise-run-{run_id}"' in page and "A check" in page
+    export = anonymous.get("/portfolio/export.json").content
+    verified = anonymous.post(
+        "/portfolio/verify", files={"file": ("export.json", export, "application/json")}
+    )
+    assert 'id="verify-intact"' in verified.text, verified.text[-1500:]

@@ -374,15 +374,15 @@ def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock)
     review(client, "track:diagnostic-stack", "good")
     assert "review:diagnostic-stack" in done()
     # A solved case ticks; a missed one (cause named wrongly) does not.
-    solved, _ = add_case_attempt(engine, me)  # frozen-features, cause named
-    assert "case:frozen-features" in done()
+    solved, _ = add_case_attempt(engine, me)  # a-fresh-head, cause named
+    assert "case:a-fresh-head" in done()
     with Session(engine) as session:
         row = session.get(CaseAttempt, solved)
         assert row is not None and row.stage == CaseStage.revealed
         row.score = {**(row.score or {}), "cause_named": False}
         session.add(row)
         session.commit()
-    assert "case:frozen-features" not in done()
+    assert "case:a-fresh-head" not in done()
     # An answered round whose leading hypothesis the run bore out ticks the one-round step; an
     # unanswered or missed one does not, and five are needed for the last step.
     from app.models import DiagnosisRound

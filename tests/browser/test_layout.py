@@ -122,6 +122,14 @@ def world(browser: Browser, live_server: str) -> Iterator[World]:
     learner.locator("#next-round").click()
     open_round(learner)
     world.ids["round_open"] = attempt_id_from(learner.url)
+    # A judged exercise run: the starter with a line added fails its checks.
+    learner.goto(f"{base}/exercises/{EXERCISE}")
+    learner.locator(".cm-content").click()
+    learner.keyboard.press("Control+End")
+    learner.keyboard.type("\n# looked at it\n")
+    learner.get_by_role("button", name="Run my code").click()
+    expect(learner.locator(FINAL_PANEL)).to_be_visible(timeout=90_000)
+    world.ids["exercise_run"] = learner.url.removeprefix(base)
 
     for role, context in contexts.items():
         world.states[role] = context.storage_state()
@@ -132,6 +140,7 @@ def world(browser: Browser, live_server: str) -> Iterator[World]:
 
 # (role, page type, path): every page type each role reaches. Error pages are reached by the
 # role most likely to meet them.
+EXERCISE = "overfit-shuffled-pairs"
 PAGES: list[tuple[str, str, Callable[[dict[str, str]], str]]] = [
     ("visitor", "catalogue", lambda ids: "/"),
     ("visitor", "login", lambda ids: "/login"),
@@ -159,6 +168,10 @@ PAGES: list[tuple[str, str, Callable[[dict[str, str]], str]]] = [
     ("learner", "error-404", lambda ids: "/attempts/999999"),
     ("learner", "error-405", lambda ids: "/logout"),
     ("learner", "error-422", lambda ids: "/attempts/0"),
+    ("visitor", "exercises", lambda ids: "/exercises"),
+    ("learner", "exercise", lambda ids: f"/exercises/{EXERCISE}"),
+    ("learner", "exercise-run", lambda ids: ids["exercise_run"]),
+    ("instructor", "exercise-run", lambda ids: ids["exercise_run"]),
     ("instructor", "review-queue", lambda ids: "/reviews"),
     ("instructor", "review", lambda ids: f"/submissions/{ids['submission']}"),
     ("instructor", "attempt", lambda ids: f"/attempts/{ids['tables']}"),
@@ -277,7 +290,7 @@ def test_run_status_and_verdict_are_announced(browser: Browser, world: World) ->
         expect(page.locator("#run-panel.live #attempt-status")).to_have_attribute("role", "status")
         expect(announcer).to_contain_text(re.compile(r"Attempt \d+: (queued|running)"))
         expect(page.locator("#verdict")).to_be_visible(timeout=90_000)
-        expect(announcer).to_contain_text("succeeded. Your leading hypothesis matched")
+        expect(announcer).to_contain_text("finished. Your leading hypothesis matched")
         # The same element throughout: a replaced live region would not be read out.
         expect(announcer).to_have_attribute("data-before", "run")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390

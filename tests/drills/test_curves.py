@@ -1,6 +1,6 @@
 import pytest
 
-from drills.kit.curves import tail_mean, tail_std
+from drills.core.curves import tail_mean, tail_std
 
 
 def test_tail_is_the_last_tenth() -> None:

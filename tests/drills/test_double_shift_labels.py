@@ -292,3 +292,32 @@ def test_every_diagnosis_is_a_listed_hypothesis() -> None:
     for labels in ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked"):
         assert run(labels)["observed"] in keys
     assert run(attention="unmasked")["observed"] in keys
+
+
+def implied_floors(hypothesis: str, sig: dict[str, Any]) -> dict[str, float]:
+    """What the page's "what theory gives under your hypothesis" table sets beside each loss."""
+    return {
+        item.key: sig[item.reference]
+        for item in drill.observations
+        if item.reference and hypothesis in item.reference_for
+    }
+
+
+@pytest.mark.parametrize("hypothesis", ["sees-future", "copies-input"])
+def test_a_model_that_reads_its_answer_implies_a_loss_near_zero(hypothesis: str) -> None:
+    # Issue 27: with the causal mask off the model copies the next token, so the hypothesis
+    # implies a loss near 0; the table set ln 2 beside it (and beside copying the input).
+    record = run(attention="unmasked") if hypothesis == "sees-future" else run("no-shift")
+    sig = record["signature"]
+    assert record["observed"] == hypothesis
+    implied = implied_floors(hypothesis, sig)
+    assert set(implied) == {"final_loss", "real_token_loss", "response_loss"}
+    assert all(value == 0.0 for value in implied.values())
+    for key, floor in implied.items():
+        assert abs(sig[key] - floor) < 0.05  # the run sits on what its hypothesis implies
+
+
+def test_an_honest_run_implies_the_next_token_entropy() -> None:
+    sig = run()["signature"]
+    assert set(implied_floors("shifted-once", sig).values()) == {sig["next_token_entropy"]}
+    assert set(implied_floors("two-step", sig).values()) == {sig["two_step_entropy"]}

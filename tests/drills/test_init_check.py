@@ -105,10 +105,116 @@ def test_the_loss_chart_draws_ln_c() -> None:
     assert [reference.signature_key for reference in loss_chart.references] == ["chance_loss"]
 
 
+def test_a_loss_that_goes_non_finite_at_step_32_is_not_called_healthy() -> None:
+    # `python -m drills run init-check --set lr=5 --seed 1`: a sound start, then the steps blow
+    # the loss up until it is not finite (v1 called this run healthy).
+    record = run_drill(SLUG, {"lr": 5}, 1)
+    sig = record["signature"]
+    assert sig["initial_loss"] == pytest.approx(LN_C, rel=0.1)
+    assert sig["nonfinite_step"] == 32
+    assert record["observed"] == "diverges"
+
+
+@pytest.mark.parametrize("lr", [5.0, 10.0])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_sound_start_with_steps_too_large_diverges(lr: float, seed: int) -> None:
+    # Some of these runs go non-finite; the others peak at thousands of times their first loss
+    # and may fall back to chance by the end (lr 5, seed 0): the peak is read, not the end.
+    record = run_drill(SLUG, {"lr": lr}, seed)
+    sig = record["signature"]
+    assert sig["nonfinite_step"] is not None or sig["max_loss"] > 4 * sig["initial_loss"]
+    assert record["observed"] == "diverges"
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [{"lr": 0.0, "steps": 20}, {"steps": 1}, {"lr": 10.0, "steps": 1}, {"lr": 0.01}],
+    ids=["lr-0", "one-step", "one-step-at-lr-10", "lr-0.01"],
+)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_sound_start_whose_loss_does_not_clearly_fall_is_inconclusive(
+    knobs: dict[str, Any], seed: int
+) -> None:
+    # The start is sound, but the run cannot show the network learns: at lr 0 or after one step
+    # the loss never moves; at lr 0.01 it falls 5-10% in 100 steps, short of a fifth.
+    record = run_drill(SLUG, knobs, seed)
+    sig = record["signature"]
+    assert sig["initial_loss"] == pytest.approx(LN_C, rel=0.1)
+    assert sig["final_loss"] > 0.8 * sig["initial_loss"]
+    assert record["observed"] == "inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("knobs", "expected"),
+    [
+        ({"init": "too-large", "lr": 0.0, "steps": 1}, "too-large"),
+        ({"init": "too-large", "lr": 10.0}, "too-large"),  # goes non-finite: still its start
+        ({"init": "too-small", "lr": 0.0, "steps": 1}, "vanishing"),
+        ({"init": "too-small", "lr": 10.0}, "vanishing"),  # the loss still barely moves
+        ({"init": "dead-relu", "lr": 0.0, "steps": 1}, "dead-units"),
+        ({"init": "dead-relu", "lr": 10.0}, "dead-units"),
+    ],
+)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_bad_start_is_named_at_either_end_of_the_rate_and_the_steps(
+    knobs: dict[str, Any], expected: str, seed: int
+) -> None:
+    record = run_drill(SLUG, knobs, seed)
+    assert record["observed"] == expected
+    if expected in ("vanishing", "dead-units"):
+        assert record["signature"]["final_loss"] > 0.9 * LN_C  # "barely moves", "stays"
+
+
+def test_the_step_zero_loss_row_shows_what_each_hypothesis_implies() -> None:
+    """The page's "what theory gives under your hypothesis" table: the step-0 loss against
+    ln(C), with the number each hypothesis puts it at (ln(C), or twice it and more)."""
+    sig = signature("default", 0)
+    for hypothesis in drill.hypotheses:
+        rows = [
+            item
+            for item in drill.observations
+            if item.key == "initial_loss"
+            and item.reference
+            and hypothesis.key in item.reference_for
+        ]
+        assert len(rows) == 1, hypothesis.key
+        implied = sig[rows[0].reference]
+        if hypothesis.key == "too-large":
+            assert implied == pytest.approx(2 * LN_C)
+            assert "or more" in rows[0].label
+        else:
+            assert implied == pytest.approx(LN_C)
+    # And each is true of the runs that show it.
+    assert signature("too-large", 0)["initial_loss"] >= signature("too-large", 0)["too_large_loss"]
+
+
 @pytest.mark.parametrize(
     ("numbers", "expected"),
     [
-        ({"initial_loss_ratio": 1.0, "initial_first_grad": 0.02}, "healthy"),
+        (
+            {
+                "initial_loss_ratio": 1.0,
+                "initial_first_grad": 0.02,
+                "initial_loss": 2.3,
+                "max_loss": 2.3,
+                "final_loss": 0.1,
+            },
+            "healthy",
+        ),
+        ({"initial_loss_ratio": 1.0, "initial_loss": 2.3, "final_loss": 2.0}, "inconclusive"),
+        ({"initial_loss_ratio": 1.0, "initial_loss": 2.3, "nonfinite_step": 30}, "diverges"),
+        (
+            {"initial_loss_ratio": 1.0, "initial_loss": 2.3, "max_loss": 9.2, "final_loss": 0.1},
+            "diverges",
+        ),
+        (
+            {"initial_loss_ratio": 1.0, "initial_loss": 2.3, "max_loss": 3.5, "final_loss": 2.2},
+            "diverges",
+        ),
+        (
+            {"initial_loss_ratio": 1.0, "initial_loss": 2.3, "max_loss": 7.0, "final_loss": 0.1},
+            "healthy",
+        ),
         ({"initial_loss_ratio": 250.0, "initial_first_grad": 50.0}, "too-large"),
         ({"initial_loss_ratio": None, "nonfinite_step": 0}, "too-large"),
         ({"initial_loss_ratio": 1.0, "initial_first_grad": 1e-12}, "vanishing"),

@@ -166,9 +166,10 @@ EXACT = {"initial_eval_loss": 2.77, "constant_answer_loss": 2.77}
             IMBALANCED | {"eval_loss": 0.19, "accuracy_gain": 0.0, "accuracy_gain_se": 0.0},
             "majority-vote",
         ),
+        # Ten points below the majority share: the model names the rare class far too often.
         (
             IMBALANCED | {"eval_loss": 0.44, "accuracy_gain": -0.1, "accuracy_gain_se": 0.01},
-            "majority-vote",
+            "inconclusive",
         ),
         (
             IMBALANCED | {"eval_loss": 0.89, "accuracy_gain": 0.0, "accuracy_gain_se": 0.0},
@@ -202,6 +203,35 @@ EXACT = {"initial_eval_loss": 2.77, "constant_answer_loss": 2.77}
         (EXACT | {"eval_loss": 1.1, "exact_match": 0.003}, "every-token"),
         (EXACT | {"eval_loss": 0.3, "exact_match": 0.6}, "aligned"),
         (EXACT | {"eval_loss": 2.76, "exact_match": 0.0}, "not-learning"),
+        # A first step that blew the loss up: the fall back from it is no learning.
+        (
+            EXACT | {"initial_loss": 2.77, "initial_eval_loss": 178.0, "eval_loss": 3.09},
+            "not-learning",
+        ),
+        # Accuracy at the majority share, but the model finds a quarter of the rare examples.
+        (
+            IMBALANCED
+            | {
+                "eval_loss": 0.44,
+                "accuracy_gain": 0.001,
+                "accuracy_gain_se": 0.0075,
+                "minority_recall": 0.26,
+                "predicted_minority_share": 0.11,
+            },
+            "inconclusive",
+        ),
+        # Few rare examples named or found, but accuracy 3.6 points below the majority share.
+        (
+            IMBALANCED
+            | {
+                "eval_loss": 0.5,
+                "accuracy_gain": -0.036,
+                "accuracy_gain_se": 0.0046,
+                "minority_recall": 0.08,
+                "predicted_minority_share": 0.04,
+            },
+            "inconclusive",
+        ),
         ({"initial_eval_loss": None, "eval_loss": None}, "not-learning"),
     ],
 )
@@ -220,7 +250,8 @@ def verdict(knobs: tuple[tuple[str, Any], ...], seed: int) -> str:
 VERDICTS: list[tuple[dict[str, Any], set[str]]] = [
     ({"minority_fraction": 0.01}, {"majority-vote"}),
     ({"minority_fraction": 0.05}, {"majority-vote"}),
-    ({"minority_fraction": 0.2}, {"majority-vote", "inconclusive"}),
+    # Accuracy at the majority share, but 11-26% of the rare examples found: no majority vote.
+    ({"minority_fraction": 0.2}, {"inconclusive"}),
     ({"minority_fraction": 0.25}, {"aligned", "inconclusive"}),
     ({"minority_fraction": 0.3}, {"aligned"}),  # seed 2 said "majority-vote" at version 1
     ({"minority_fraction": 0.5}, {"aligned"}),
@@ -232,7 +263,10 @@ VERDICTS: list[tuple[dict[str, Any], set[str]]] = [
     ({"minority_fraction": 0.5, "lr": 1e-4}, {"inconclusive"}),
     ({"minority_fraction": 0.5, "lr": 2e-4}, {"aligned", "inconclusive"}),
     ({"lr": 1e-5}, {"not-learning", "inconclusive"}),
-    ({"lr": 1e-4}, {"majority-vote"}),
+    # Still learning the class mix: on some seeds naming the rare class in 30-70% of answers.
+    ({"lr": 1e-4}, {"majority-vote", "inconclusive"}),
+    # The first step blows the loss up to 150 nats; the letters end at chance.
+    ({"task": "exact-match", "lr": 1.0}, {"not-learning"}),
     ({"task": "exact-match", "lr": 3e-4}, {"inconclusive"}),
     ({"task": "exact-match", "lr": 5e-4}, {"every-token"}),
 ]
@@ -253,6 +287,17 @@ def test_the_verdict_holds_across_seeds(knobs: dict[str, Any], expected: set[str
 def test_every_hypothesis_is_the_verdict_of_some_setting() -> None:
     reached = set().union(*(expected for _, expected in VERDICTS if len(expected) == 1))
     assert reached == {hypothesis.key for hypothesis in drill.hypotheses}
+
+
+def test_a_model_that_finds_rare_examples_is_no_majority_vote() -> None:
+    # Issue 27: at minority_fraction=0.2, seed 2, accuracy sat at the majority share and the
+    # verdict said "few or no rare examples are found" while the model found a quarter of them.
+    record = run("imbalanced", 2, 0.2)
+    sig = record["signature"]
+    assert sig["accuracy"] == pytest.approx(sig["majority_share"], abs=0.01)
+    assert sig["minority_recall"] > 0.2
+    assert sig["predicted_minority_share"] > 0.1
+    assert record["observed"] == "inconclusive"
 
 
 @pytest.mark.parametrize("seed", SEEDS)

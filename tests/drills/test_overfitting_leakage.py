@@ -186,13 +186,42 @@ BASE = {"final_train_loss": 0.002, "min_val_loss": 0.8, "chance_loss": math.log(
     [
         ({**BASE, "final_val_loss": 1.6, "final_clean_loss": 1.7}, "overfits"),
         (
-            {**BASE, "final_val_loss": 0.02, "final_clean_loss": 1.3, "duplicates_found": 512},
+            {
+                **BASE,
+                "final_val_loss": 0.02,
+                "final_clean_loss": 1.3,
+                "duplicates_found": 512,
+                "val_optimism": 1.28,
+                "expected_optimism": 1.3,
+                "optimism_noise": 0.06,
+            },
             "leakage",
         ),
-        # A small leak the curves cannot tell from chance: the split audit still finds it.
+        # A small leak the curves cannot tell from chance: the split audit finds it, no more.
         (
-            {**BASE, "final_val_loss": 1.6, "final_clean_loss": 1.7, "duplicates_found": 25},
-            "leakage",
+            {
+                **BASE,
+                "final_val_loss": 1.6,
+                "final_clean_loss": 1.7,
+                "duplicates_found": 25,
+                "val_optimism": 0.1,
+                "expected_optimism": 0.08,
+                "optimism_noise": 0.15,
+            },
+            "inconclusive",
+        ),
+        # Validation optimistic beyond chance, but far more than a 5% leak can make it.
+        (
+            {
+                **BASE,
+                "final_val_loss": 0.6,
+                "final_clean_loss": 0.7,
+                "duplicates_found": 26,
+                "val_optimism": 0.11,
+                "expected_optimism": 0.01,
+                "optimism_noise": 0.05,
+            },
+            "inconclusive",
         ),
         (
             {**BASE, "final_val_loss": 0.02, "final_clean_loss": 1.3, "duplicates_found": 0},
@@ -226,9 +255,11 @@ def test_every_diagnosis_is_a_listed_hypothesis() -> None:
 # Every knob setting near a verdict boundary, with the verdict it must give on every seed.
 VERDICTS = [
     ({}, "overfits"),
-    ({"leak": 0.1}, "leakage"),  # validation ~0.15 nats optimistic: inside the honest noise
-    ({"leak": 0.25}, "leakage"),
+    ({"leak": 0.05}, "inconclusive"),  # expected ~0.08 nats optimistic, chance ~0.15
+    ({"leak": 0.5}, "leakage"),
     ({"leak": 1.0}, "leakage"),
+    ({"train_size": 2048, "leak": 0.05}, "inconclusive"),  # expects 0.01 nats, chance 0.05
+    ({"train_size": 2048, "leak": 1.0}, "leakage"),
     ({"train_size": 1024}, "overfits"),  # clean gap 0.40-0.47 nats
     ({"train_size": 2048}, "generalises"),  # clean gap 0.12-0.21 nats
     ({"weight_decay": 5.0}, "overfits"),
@@ -241,6 +272,28 @@ VERDICTS = [
 @pytest.mark.parametrize(("knobs", "expected"), VERDICTS)
 def test_verdicts_hold_across_seeds(knobs: dict[str, Any], expected: str, seed: int) -> None:
     assert run(**knobs, seed=seed)["observed"] == expected
+
+
+# Leaks near the line leakage is read at: a seed may say "inconclusive" instead, never another
+# verdict (leak 0.1 expects about 1 standard error of optimism, 0.25 about 2.5).
+ON_THE_LINE = [{"leak": 0.1}, {"leak": 0.25}]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("knobs", ON_THE_LINE, ids=str)
+def test_leaks_on_the_line_say_leakage_or_inconclusive(knobs: dict[str, Any], seed: int) -> None:
+    assert run(**knobs, seed=seed)["observed"] in {"leakage", "inconclusive"}
+
+
+def test_a_small_leak_into_plenty_of_data_is_not_called_leakage() -> None:
+    # Issue 27: 26 validation examples copied into 2,048 training examples, seed 3. The verdict
+    # said "leakage" while validation scored worse than the clean held-out set.
+    record = run(train_size=2048, leak=0.05, seed=3)
+    sig = record["signature"]
+    assert sig["duplicates_found"] == 26
+    assert sig["val_optimism"] < 0
+    assert sig["expected_optimism"] < sig["optimism_noise"]
+    assert record["observed"] == "inconclusive"
 
 
 def test_every_hypothesis_is_some_settings_verdict() -> None:

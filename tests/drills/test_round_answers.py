@@ -10,7 +10,6 @@ import pytest
 from drills.cases.outcomes import separates
 from drills.cases.registry import all_cases
 from drills.cases.scoring import Diagnosis
-from drills.practice import round_answers
 from drills.practice.round_answers import (
     case_set_of,
     cause_of,
@@ -46,25 +45,11 @@ def test_every_variant_has_a_model_answer_that_holds(variant: RoundVariant) -> N
     assert model.confirmation
 
 
-def test_a_cause_some_case_plants_gets_that_cases_fix() -> None:
+def test_every_cause_gets_the_fix_its_case_set_names_and_it_undoes_the_cause() -> None:
     for case in all_cases():
-        variant = get_variant(f"{case.case_set.drill}/{case.cause}")
-        assert model_fix(variant).key == case.fix, variant.key
-
-
-def test_the_fixes_chosen_by_hand_are_needed_and_exist() -> None:
-    planted = {(case.case_set.drill, case.cause) for case in all_cases()}
-    for key, fix in round_answers._FIX_BY_HAND.items():
-        variant = get_variant(key)
-        case_set = case_set_of(variant)
-        case_set.fix(fix)  # raises for a fix the set does not have
-        assert (variant.drill, cause_of(variant).key) not in planted, key
-        cause = cause_of(variant)
-        assert not any(
-            round_answers._undoes(case_set, cause, item)
-            for item in case_set.fixes
-            if item.key != "change-nothing"
-        ), f"{key}: a fix of its set undoes it; the hand-picked entry is stale"
+        for key in case.causes:
+            variant = get_variant(f"{case.case_set.drill}/{key}")
+            assert model_fix(variant).key == case.fix_of(key), variant.key
 
 
 def diagnosis_for(variant: RoundVariant, leading: str, first_test: str) -> Diagnosis:

@@ -9,6 +9,8 @@ from tests.drills.runs import run_drill
 SEEDS = (0, 1, 2, 3, 4)
 SLUG = "silent-no-learning"
 drill = get_drill(SLUG)
+# A loop wired right: a grad_fn, nothing frozen, every tensor moved, no gradient left uncleared.
+WIRED = {"loss_has_grad_fn": True, "frozen": 0, "moved": 6, "stale_grad_steps": 0}
 EXPECTED = {
     "none": "healthy",
     "requires-grad-off": "frozen",
@@ -73,6 +75,8 @@ def test_without_zero_grad_the_gradient_norm_grows(seed: int) -> None:
     healthy = run("none", seed)["signature"]
     assert sig["grad_norm_growth"] > 4.0
     assert sig["grad_norm_growth"] > 3 * healthy["grad_norm_growth"]
+    assert sig["stale_grad_steps"] == sig["steps_run"] - 1  # every backward after the first
+    assert healthy["stale_grad_steps"] == 0
     assert sig["moved_share"] == 1.0
     assert sig["final_loss"] > healthy["final_loss"]
 
@@ -94,6 +98,63 @@ def test_diagnose_names_the_bug_on_every_seed(bug: str, seed: int) -> None:
     assert run(bug, seed)["observed"] == EXPECTED[bug]
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_loss_that_hardly_moves_is_not_read_as_learning(seed: int) -> None:
+    # `python -m drills run silent-no-learning --set lr=1e-05`: wired right, every parameter
+    # moves, and the loss goes 1.4085 -> 1.4055 on seed 0: within the batches' wobble, not a
+    # fall (v1 said "healthy, the loss falls").
+    record = run_drill(SLUG, {"lr": 1e-5}, seed)
+    sig = record["signature"]
+    assert sig["moved"] == sig["parameters"] and sig["stale_grad_steps"] == 0
+    assert sig["final_loss"] > 0.99 * sig["initial_loss"]
+    assert record["observed"] == "inconclusive"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ten_steps_are_too_few_to_call_it_learning(seed: int) -> None:
+    record = run_drill(SLUG, {"steps": 10}, seed)
+    assert record["signature"]["final_loss"] > 0.9 * record["signature"]["initial_loss"]
+    assert record["observed"] == "inconclusive"
+
+
+@pytest.mark.parametrize("steps", [10, 150])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_loop_wired_right_at_the_largest_rate_diverges(steps: int, seed: int) -> None:
+    # The loss climbs to 17x its start and more; its gradient norm grows with it, which is no
+    # sign of gradients left uncleared (v1 read some of these runs as accumulating, the rest
+    # as healthy).
+    record = run_drill(SLUG, {"lr": 10.0, "steps": steps}, seed)
+    sig = record["signature"]
+    assert sig["max_loss"] > 5 * sig["initial_loss"]
+    assert sig["stale_grad_steps"] == 0
+    assert record["observed"] == "diverges"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_gradients_never_cleared_are_named_even_when_the_run_blows_up(seed: int) -> None:
+    # At lr 10 the run blows up within a few steps; on seeds 1 and 4 it ends with a smaller
+    # gradient norm than it had at the start, so only .grad itself tells (v1: healthy there).
+    record = run_drill(SLUG, {"bug": "no-zero-grad", "lr": 10.0}, seed)
+    assert record["signature"]["stale_grad_steps"] > 0
+    assert record["observed"] == "accumulating"
+
+
+@pytest.mark.parametrize(
+    ("bug", "expected"),
+    [
+        ("requires-grad-off", "frozen"),
+        ("no-step", "no-step"),
+        ("argmax-before-loss", "no-graph"),
+    ],
+)
+@pytest.mark.parametrize("lr", [1e-5, 10.0])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_each_bug_is_named_at_either_end_of_the_rate(
+    bug: str, expected: str, lr: float, seed: int
+) -> None:
+    assert run_drill(SLUG, {"bug": bug, "lr": lr, "steps": 10}, seed)["observed"] == expected
+
+
 def test_every_bug_sees_the_same_data() -> None:
     digests = {run(bug)["inputs"]["sha256"] for bug in EXPECTED}
     assert len(digests) == 1
@@ -102,14 +163,18 @@ def test_every_bug_sees_the_same_data() -> None:
 @pytest.mark.parametrize(
     ("numbers", "expected"),
     [
-        ({"loss_has_grad_fn": True, "frozen": 0, "moved": 6, "grad_norm_growth": 1.2}, "healthy"),
+        ({**WIRED, "initial_loss": 1.4, "max_loss": 1.4, "final_loss": 0.5}, "healthy"),
+        ({**WIRED, "initial_loss": 1.4, "max_loss": 1.4, "final_loss": 1.35}, "inconclusive"),
+        ({**WIRED, "initial_loss": 1.4, "max_loss": 8.0, "final_loss": 0.5}, "diverges"),
+        ({**WIRED, "initial_loss": 1.4, "max_loss": 2.8, "final_loss": 1.4}, "diverges"),
+        ({**WIRED, "initial_loss": 1.4, "max_loss": 2.8, "final_loss": 0.5}, "healthy"),
+        ({**WIRED, "initial_loss": 1.4, "nonfinite_step": 9}, "diverges"),
         ({"loss_has_grad_fn": False, "frozen": 0, "moved": 0}, "no-graph"),
         ({"loss_has_grad_fn": True, "frozen": 2, "moved": 4}, "frozen"),
         ({"loss_has_grad_fn": True, "frozen": 0, "moved": 0, "grad_finite": 6}, "no-step"),
-        (
-            {"loss_has_grad_fn": True, "frozen": 0, "moved": 6, "grad_norm_growth": 6.0},
-            "accumulating",
-        ),
+        ({**WIRED, "stale_grad_steps": 149, "grad_norm_growth": 1.5}, "accumulating"),
+        # A growing gradient norm alone is what a blow-up shows too: not read as accumulation.
+        ({**WIRED, "grad_norm_growth": 6.0, "initial_loss": 1.4, "max_loss": 900.0}, "diverges"),
     ],
 )
 def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:

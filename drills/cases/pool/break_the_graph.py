@@ -53,6 +53,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: the loss reaches every parameter through the graph.",
             {"cut": "none"},
             "intact",
+            fix="change-nothing",
         ),
         Cause(
             "features-detached",
@@ -61,6 +62,7 @@ CASE_SET = CaseSet(
             "reaches the backbone.",
             {"cut": "detach-hidden"},
             "cut-below-head",
+            fix="keep-features-attached",
         ),
         Cause(
             "loss-from-number",
@@ -69,6 +71,7 @@ CASE_SET = CaseSet(
             "no record of how it was computed.",
             {"cut": "loss-from-item"},
             "loss-rebuilt",
+            fix="backward-the-real-loss",
         ),
         Cause(
             "forward-without-recording",
@@ -77,6 +80,7 @@ CASE_SET = CaseSet(
             "at all.",
             {"cut": "no-grad-forward"},
             "no-graph",
+            fix="record-the-forward",
         ),
     ),
     experiments=(
@@ -152,33 +156,20 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "half-way-there",
-        "A loss that stops half-way",
-        "You split a classifier into a feature extractor and a small head so you could log "
-        "the features, and now it cannot memorise a batch of 64 it used to fit. The loss "
-        "falls from about 1.4 and settles well above zero. No error, no warning.",
+        "a-split-classifier",
+        "A classifier split in two",
+        "You split a classifier into a feature extractor and a small head so you could log the "
+        "features. Before going on, you train it on one batch of 64 that the old version "
+        "memorised, to check that the split changed nothing.",
         CASE_SET,
-        cause="features-detached",
-        fix="keep-features-attached",
+        causes=("features-detached", "graph-whole"),
     ),
     Case(
         "first-step-crash",
         "Training dies at the first backward",
-        "After tidying the loss logging in your training loop, the very first call to "
-        "backward() raises an error about an element that does not require grad. The "
-        "forward pass runs and prints a sensible loss.",
+        "After tidying your training loop, the very first call to backward() raises an error about"
+        " a tensor that does not require grad. The forward pass runs and prints a sensible loss.",
         CASE_SET,
-        cause="loss-from-number",
-        fix="backward-the-real-loss",
-    ),
-    Case(
-        "borrowed-eval-loop",
-        "A loop copied from the evaluation script",
-        "To save time you built the training step out of your evaluation code and added "
-        "backward() and an optimizer step. It stops at once with an error about a tensor "
-        "that does not require grad, though the model and the loss look fine.",
-        CASE_SET,
-        cause="forward-without-recording",
-        fix="record-the-forward",
+        causes=("loss-from-number", "forward-without-recording"),
     ),
 )

@@ -97,6 +97,7 @@ CASE_SET = CaseSet(
             "the loss sits on the text's entropy.",
             {"labels": "shift-once", "attention": "causal"},
             "shifted-once",
+            fix="change-nothing",
         ),
         Cause(
             "labels-two-ahead",
@@ -105,6 +106,7 @@ CASE_SET = CaseSet(
             "each position is scored on the token two places ahead.",
             {"labels": "shift-twice"},
             "two-step",
+            fix="drop-the-extra-shift",
         ),
         Cause(
             "labels-unshifted",
@@ -112,6 +114,7 @@ CASE_SET = CaseSet(
             "Nobody shifts the labels: each position is scored on the very token it reads.",
             {"labels": "no-shift"},
             "copies-input",
+            fix="shift-in-the-loss",
         ),
         Cause(
             "attention-sees-ahead",
@@ -120,6 +123,7 @@ CASE_SET = CaseSet(
             "it must predict among them.",
             {"attention": "unmasked"},
             "sees-future",
+            fix="restore-causal-mask",
         ),
         Cause(
             "padding-averaged-in",
@@ -128,6 +132,7 @@ CASE_SET = CaseSet(
             "predictable PAD tokens with the real ones, while the real tokens do no better.",
             {"labels": "pad-in-loss"},
             "pad-counted",
+            fix="ignore-padding",
         ),
         Cause(
             "prompt-scored",
@@ -136,6 +141,7 @@ CASE_SET = CaseSet(
             "letters are trained on and pull the mean down.",
             {"labels": "prompt-in-loss"},
             "prompt-counted",
+            fix="ignore-prompt",
         ),
     ),
     experiments=(
@@ -228,33 +234,30 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "stuck-at-one-point-three",
-        "A language model stuck at 1.3 nats",
-        "You train a small transformer on synthetic text whose next letter is one of two, so "
-        "the loss should settle near ln 2 = 0.69. It flattens out around 1.3 instead and stays "
-        "there however the run goes. The data loader was written by someone else.",
+        "a-borrowed-data-loader",
+        "A data loader written by someone else",
+        "You train a small transformer on synthetic text whose next letter is always one of two "
+        "equally likely letters, so an honest model settles near ln 2 = 0.69 nats. The data loader"
+        " comes from another team: look at the run before you build on it.",
         CASE_SET,
-        cause="labels-two-ahead",
-        fix="drop-the-extra-shift",
+        causes=("labels-two-ahead", "labels-sound", "prompt-scored"),
     ),
     Case(
         "better-than-the-entropy",
         "A loss below what the text allows",
-        "After rewriting the attention block of a small transformer for speed, you retrain it "
-        "on text whose next letter is a coin flip between two. The loss drops to almost zero, "
-        "far under ln 2 = 0.69, which no honest model can reach on that text.",
+        "After rewriting parts of a small transformer's pipeline for speed, you retrain it on text"
+        " whose next letter is a coin flip between two. The loss drops to almost zero, far under "
+        "ln 2 = 0.69, which no honest model can reach on that text.",
         CASE_SET,
-        cause="attention-sees-ahead",
-        fix="restore-causal-mask",
+        causes=("attention-sees-ahead", "labels-unshifted"),
     ),
     Case(
-        "new-collator-low-loss",
-        "A new batch collator and a record low",
-        "You switched to a collator that pads every sequence to a fixed length. The training "
-        "loss now settles near 0.48, well below the 0.69 the text's entropy should allow, and "
-        "a teammate wants to report the improvement.",
+        "a-new-collator",
+        "A new batch collator",
+        "You moved the training of a small transformer, on text whose next letter is a coin flip "
+        "between two, to a new batch collator. A teammate wants to report the new run's numbers: "
+        "check them first.",
         CASE_SET,
-        cause="padding-averaged-in",
-        fix="ignore-padding",
+        causes=("padding-averaged-in", "prompt-scored", "labels-sound"),
     ),
 )

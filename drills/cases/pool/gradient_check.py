@@ -54,6 +54,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: the backward and the masked mean are both right.",
             {"backward": "correct", "masked_mean": "correct"},
             "correct",
+            fix="change-nothing",
         ),
         Cause(
             "positive-branch-unscaled",
@@ -62,6 +63,7 @@ CASE_SET = CaseSet(
             "about 5% too small.",
             {"backward": "missing-scale"},
             "wrong-backward",
+            fix="restore-scale",
         ),
         Cause(
             "negative-branch-sign",
@@ -70,6 +72,7 @@ CASE_SET = CaseSet(
             "wrong way.",
             {"backward": "flipped-sign"},
             "wrong-backward",
+            fix="restore-sign",
         ),
         Cause(
             "mean-over-padding",
@@ -78,6 +81,7 @@ CASE_SET = CaseSet(
             "of the number of real positions.",
             {"masked_mean": "padded-length"},
             "masking-bug",
+            fix="divide-by-real-count",
         ),
     ),
     experiments=(
@@ -165,33 +169,30 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "five-percent-slower",
-        "A curve that almost matches",
-        "You wrote a custom activation with its own backward to save memory, and a tiny "
-        "network trained with it ends within a few percent of the built-in version. A "
-        "reviewer still refuses to merge it without evidence that it is right.",
+        "a-custom-activation",
+        "A custom activation before review",
+        "You wrote a custom activation with its own backward to save memory, and a tiny network "
+        "trained with it ends close to the built-in version. A reviewer still refuses to merge it "
+        "without evidence that it is right.",
         CASE_SET,
-        cause="positive-branch-unscaled",
-        fix="restore-scale",
+        causes=("positive-branch-unscaled", "negative-branch-sign", "code-is-right"),
     ),
     Case(
-        "short-rows-score-low",
-        "Short sequences look suspiciously good",
-        "Your per-sequence loss, averaged over padded batches with one vectorised line, makes "
-        "short sequences look far better than long ones. Training runs fine and the "
-        "activation you wrote alongside trains exactly like the built-in one.",
+        "a-vectorised-average",
+        "A vectorised masked average",
+        "Beside a custom activation, you replaced a per-sequence loop with one vectorised line "
+        "that averages each padded sequence's loss. Training runs to the end and finishes close to"
+        " the reference run. Is it safe to merge?",
         CASE_SET,
-        cause="mean-over-padding",
-        fix="divide-by-real-count",
+        causes=("mean-over-padding", "code-is-right", "positive-branch-unscaled"),
     ),
     Case(
         "ready-to-merge",
         "Two pieces of code before review",
-        "Before merging a custom activation and a vectorised masked average, you train a "
-        "tiny network with them beside the built-in activation. The two loss curves lie on "
-        "top of each other. Is anything wrong?",
+        "Before merging a custom activation and a vectorised masked average, you train a tiny "
+        "network with them beside the built-in activation. The two loss curves end close together."
+        " Is anything wrong?",
         CASE_SET,
-        cause="code-is-right",
-        fix="change-nothing",
+        causes=("code-is-right", "mean-over-padding", "negative-branch-sign"),
     ),
 )

@@ -55,6 +55,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: the weights start at a sensible scale and every layer learns.",
             {"init": "default"},
             "healthy",
+            fix="change-nothing",
         ),
         Cause(
             "weights-too-big",
@@ -63,6 +64,7 @@ CASE_SET = CaseSet(
             "confidently wrong before the first update.",
             {"init": "too-large"},
             "too-large",
+            fix="shrink-the-weights",
         ),
         Cause(
             "weights-too-small",
@@ -71,6 +73,7 @@ CASE_SET = CaseSet(
             "gradient that reaches the first layers is practically zero.",
             {"init": "too-small"},
             "vanishing",
+            fix="grow-the-weights",
         ),
         Cause(
             "silent-layer",
@@ -79,6 +82,7 @@ CASE_SET = CaseSet(
             "outputs zeros and passes back a gradient of exactly zero.",
             {"init": "dead-relu"},
             "dead-units",
+            fix="reset-the-bias",
         ),
     ),
     experiments=(
@@ -154,31 +158,19 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "first-loss-in-the-hundreds",
-        "A first loss in the hundreds",
-        "You set up a ten-class ReLU classifier with your own weight initialisation. The very "
-        "first loss, before any update, reads in the hundreds, and training crawls from there.",
+        "own-initialisation",
+        "A classifier with its own initialisation",
+        "You set up a ten-class ReLU classifier with your own weight initialisation instead of the"
+        " library's. Check its first steps before you start a long run.",
         CASE_SET,
-        cause="weights-too-big",
-        fix="shrink-the-weights",
+        causes=("weights-too-big", "sound-start"),
     ),
     Case(
         "flat-at-two-point-three",
         "Flat at 2.30 from the first step",
-        "A ten-class ReLU classifier starts at a loss of 2.30, just as it should, and then "
-        "barely moves for the whole run. You changed how its weights are set up last week "
-        "to make the first loss look right.",
+        "A ten-class ReLU classifier starts at a loss of 2.30, just as it should, and then barely "
+        "moves for the whole run. The code that sets up its layers changed last week.",
         CASE_SET,
-        cause="weights-too-small",
-        fix="grow-the-weights",
-    ),
-    Case(
-        "early-layers-never-move",
-        "The early layers never move",
-        "A ten-class ReLU classifier starts at the right loss, yet the loss hardly falls. A "
-        "diff of the checkpoints shows the first layers are exactly as they were initialised.",
-        CASE_SET,
-        cause="silent-layer",
-        fix="reset-the-bias",
+        causes=("weights-too-small", "silent-layer"),
     ),
 )

@@ -77,6 +77,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: the loss falls with the ordinary batch-to-batch wobble.",
             {"bad_batch": "off"},
             "clean",
+            fix="change-nothing",
         ),
         Cause(
             "corrupt-batch",
@@ -84,6 +85,7 @@ CASE_SET = CaseSet(
             "One batch carries wrong labels: every epoch its step pushes the model the wrong way.",
             {"bad_batch": "on"},
             "bad-batch",
+            fix="repair-the-batch",
         ),
         Cause(
             "corrupt-batch-clipped",
@@ -92,6 +94,7 @@ CASE_SET = CaseSet(
             "remove it.",
             {"bad_batch": "on", "clip": 1.0},
             "bad-batch-contained",
+            fix="repair-the-batch",
         ),
         Cause(
             "steps-too-large",
@@ -100,6 +103,7 @@ CASE_SET = CaseSet(
             "jumps wherever the weights happen to be.",
             {"bad_batch": "off", "lr": 5.0},
             "unstable",
+            fix="lower-learning-rate",
         ),
     ),
     experiments=(
@@ -185,32 +189,28 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "spikes-on-a-schedule",
-        "Spikes that keep their appointment",
-        "A small classifier trains for eight epochs over the same ten batches, always in the "
-        "same order. The loss falls nicely between jumps, but it jumps again and again, and "
-        "the final loss is higher than it should be.",
+        "a-loss-that-jumps",
+        "A loss that jumps",
+        "A small classifier trains for eight epochs over the same ten batches. The loss falls "
+        "between jumps, but it jumps again and again.",
         CASE_SET,
-        cause="corrupt-batch",
-        fix="repair-the-batch",
+        causes=("corrupt-batch", "corrupt-batch-clipped", "steps-too-large"),
     ),
     Case(
-        "jumps-after-a-tweak",
-        "Jumps after a speed-up",
-        "To train faster you raised a setting in a small classifier's config. Since then the "
-        "loss leaps up at odd moments, and some runs end in overflowing numbers.",
+        "jumps-after-a-change",
+        "Jumps after a change",
+        "Since a change to a small classifier's set-up last week, its loss leaps up at times "
+        "during training.",
         CASE_SET,
-        cause="steps-too-large",
-        fix="lower-learning-rate",
+        causes=("steps-too-large", "corrupt-batch"),
     ),
     Case(
-        "is-this-wobble-a-problem",
-        "Is this wobble a problem?",
-        "A colleague shows you the per-batch loss of a small classifier: it falls fast and "
-        "then flickers a little from batch to batch. They ask whether something in the data or "
-        "the optimizer needs fixing before they move on.",
+        "a-colleagues-curve",
+        "A colleague's per-batch loss",
+        "A colleague shows you the per-batch loss of a small classifier trained over the same ten "
+        "batches for eight epochs. They ask whether something in the data or the optimizer needs "
+        "fixing before they move on.",
         CASE_SET,
-        cause="ordinary-wobble",
-        fix="change-nothing",
+        causes=("ordinary-wobble", "steps-too-large", "corrupt-batch-clipped"),
     ),
 )

@@ -50,6 +50,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: the loss and the score move together.",
             {"task": "imbalanced", "minority_fraction": 0.5},
             "aligned",
+            fix="change-nothing",
         ),
         Cause(
             "rare-class-swamped",
@@ -59,6 +60,7 @@ CASE_SET = CaseSet(
             "probabilities.",
             {"task": "imbalanced", "minority_fraction": 0.05},
             "majority-vote",
+            fix="balance-the-classes",
         ),
         Cause(
             "all-or-nothing-score",
@@ -68,6 +70,7 @@ CASE_SET = CaseSet(
             "does.",
             {"task": "exact-match"},
             "every-token",
+            fix="one-answer-per-letter",
         ),
         Cause(
             "zero-step-size",
@@ -75,6 +78,7 @@ CASE_SET = CaseSet(
             "The learning rate is zero: every step leaves the weights exactly where they were.",
             {"task": "exact-match-clean", "lr": 0.0},
             "not-learning",
+            fix="nonzero-learning-rate",
         ),
     ),
     experiments=(
@@ -160,33 +164,21 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "accuracy-stuck-at-95",
-        "Accuracy stuck at 95%",
-        "You train a small screening classifier where positives are about one case in twenty. "
-        "The cross-entropy falls nicely over 200 steps, but after the first few steps "
-        "accuracy reads 95.0% at every evaluation and never moves again.",
+        "a-screening-classifier",
+        "A screening classifier's first run",
+        "You train a small screening classifier that sorts examples into positives and negatives, "
+        "and measure its accuracy every few steps. Decide whether the run can be trusted before "
+        "its numbers go to the team that will use it.",
         CASE_SET,
-        cause="rare-class-swamped",
-        fix="balance-the-classes",
+        causes=("rare-class-swamped", "nothing-wrong"),
     ),
     Case(
-        "falling-loss-zero-score",
-        "A falling loss and a score of zero",
-        "You train a small model to rewrite 12-letter codes, one output letter per input "
-        "letter. The loss drops from 2.8 to about 1.1 in 200 steps, yet the share of "
-        "rewrites that come out fully right stays at a fraction of a percent.",
+        "a-code-rewriter",
+        "A model that rewrites codes",
+        "You train a small model to rewrite 12-letter codes, one output letter per input letter, "
+        "and score the share of rewrites that come out fully right. A teammate thinks the scoring "
+        "code is broken: look at the run.",
         CASE_SET,
-        cause="all-or-nothing-score",
-        fix="one-answer-per-letter",
-    ),
-    Case(
-        "a-perfectly-flat-run",
-        "A perfectly flat run",
-        "A teammate's run of a small 12-letter rewriting model: the loss sits at 2.77 from "
-        "the first step to the last and not a single rewrite comes out right. They think the "
-        "scoring code is broken and ask you to look.",
-        CASE_SET,
-        cause="zero-step-size",
-        fix="nonzero-learning-rate",
+        causes=("all-or-nothing-score", "zero-step-size"),
     ),
 )

@@ -46,6 +46,7 @@ CASE_SET = CaseSet(
             "one that misbehaves, with a rate in between that trains well.",
             {"lrs": BRACKETING},
             "bracketed",
+            fix="change-nothing",
         ),
         Cause(
             "all-rates-too-small",
@@ -54,6 +55,7 @@ CASE_SET = CaseSet(
             "to change the loss within the run.",
             {"lrs": TOO_SMALL},
             "too-cautious",
+            fix="shift-sweep-up",
         ),
         Cause(
             "all-rates-too-large",
@@ -62,6 +64,7 @@ CASE_SET = CaseSet(
             "or overflows.",
             {"lrs": TOO_LARGE},
             "too-aggressive",
+            fix="shift-sweep-down",
         ),
         Cause(
             "rates-too-far-apart",
@@ -70,6 +73,7 @@ CASE_SET = CaseSet(
             "above it, so the sweep never tries a rate that works.",
             {"lrs": TOO_SPARSE},
             "gap",
+            fix="fill-the-gap",
         ),
     ),
     experiments=(
@@ -142,33 +146,20 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "every-curve-flat",
-        "Every curve flat",
-        "Before a longer run you swept three learning rates for a small tanh regression "
-        "network, 150 full-batch steps each from the same starting weights. All three curves "
-        "lie on top of each other, flat at the starting loss.",
+        "a-sweep-before-a-long-run",
+        "A sweep before a long run",
+        "Before a longer run you swept a few learning rates for a small tanh regression network, "
+        "150 full-batch steps each from the same starting weights. Which rate would you take, if "
+        "any?",
         CASE_SET,
-        cause="all-rates-too-small",
-        fix="shift-sweep-up",
+        causes=("all-rates-too-small", "nothing-wrong"),
     ),
     Case(
-        "every-curve-blows-up",
-        "Every curve blows up",
-        "You swept two learning rates for a small tanh regression network, 150 full-batch "
-        "steps each from the same starting weights. Neither curve comes down: both jump above "
-        "the starting loss within the first few steps.",
+        "a-quick-sweep",
+        "A sweep with no rate to use",
+        "A quick sweep of a few learning rates for a small tanh regression network, 150 full-batch"
+        " steps each from the same starting weights, leaves you without a rate you would use.",
         CASE_SET,
-        cause="all-rates-too-large",
-        fix="shift-sweep-down",
-    ),
-    Case(
-        "one-flat-one-gone",
-        "One flat, one gone",
-        "A quick two-rate sweep for a small tanh regression network, 150 full-batch steps each "
-        "from the same starting weights: one curve never leaves the starting loss and the "
-        "other shoots up within a few steps. Neither gives you a rate to use.",
-        CASE_SET,
-        cause="rates-too-far-apart",
-        fix="fill-the-gap",
+        causes=("all-rates-too-large", "rates-too-far-apart"),
     ),
 )

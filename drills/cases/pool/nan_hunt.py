@@ -49,6 +49,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: every tensor stays finite and the loss falls.",
             {"cause": "none"},
             "clean",
+            fix="change-nothing",
         ),
         Cause(
             "log-of-softmax",
@@ -57,6 +58,7 @@ CASE_SET = CaseSet(
             "zero its log is minus infinity.",
             {"cause": "manual-log-softmax"},
             "forward-op",
+            fix="use-log-softmax",
         ),
         Cause(
             "empty-batch-division",
@@ -65,6 +67,7 @@ CASE_SET = CaseSet(
             "zero divided by zero.",
             {"cause": "zero-token-denominator"},
             "loss-arithmetic",
+            fix="guard-the-count",
         ),
         Cause(
             "nan-feature",
@@ -72,6 +75,7 @@ CASE_SET = CaseSet(
             "One batch arrives with a NaN in its features.",
             {"cause": "nan-in-data"},
             "bad-data",
+            fix="clean-the-data",
         ),
         Cause(
             "step-size-diverges",
@@ -80,6 +84,7 @@ CASE_SET = CaseSet(
             "overflow.",
             {"cause": "huge-lr"},
             "diverged",
+            fix="lower-learning-rate",
         ),
         Cause(
             "masked-division-backward",
@@ -88,6 +93,7 @@ CASE_SET = CaseSet(
             "value is replaced, but backward still goes through the NaN branch.",
             {"cause": "mask-after-invalid"},
             "backward-only",
+            fix="guard-before-dividing",
         ),
     ),
     experiments=(
@@ -175,32 +181,19 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "nan-after-forty-steps",
-        "NaN out of a finite loss",
-        "Your token classifier trains for a while with a perfectly finite loss, then every "
-        "weight turns NaN after one update. The loss of that very step was an ordinary "
-        "number, so you cannot see where the NaN came from.",
+        "nan-some-way-in",
+        "NaN some way into training",
+        "Your small token classifier trains on padded batches for a while, then its loss reads NaN"
+        " and stays there. Find where the first NaN comes from.",
         CASE_SET,
-        cause="masked-division-backward",
-        fix="guard-before-dividing",
+        causes=("masked-division-backward", "log-of-softmax", "empty-batch-division"),
     ),
     Case(
-        "confident-then-nan",
-        "The better it gets, the sooner it breaks",
-        "A small tagger learns quickly and its predictions get sharper and sharper; some way into "
-        "training the loss reads NaN and stays there. Different seeds break at different steps.",
+        "a-nan-to-hunt",
+        "A NaN to hunt down",
+        "A rerun of a small token classifier on padded, variable-length batches ends in NaN: at "
+        "some step the loss stops being a number. Nothing in the code has changed for weeks.",
         CASE_SET,
-        cause="log-of-softmax",
-        fix="use-log-softmax",
-    ),
-    Case(
-        "nan-on-one-batch",
-        "NaN on the same step every time",
-        "You pad variable-length sequences into batches and average the per-token loss over "
-        "the real tokens. Every rerun gives a NaN loss at exactly the same step, whatever the "
-        "seed, and nothing before it looks unusual.",
-        CASE_SET,
-        cause="empty-batch-division",
-        fix="guard-the-count",
+        causes=("empty-batch-division", "nan-feature", "masked-division-backward"),
     ),
 )

@@ -40,6 +40,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: every parameter is trained.",
             {"exclude": "none"},
             "all-optimized",
+            fix="change-nothing",
         ),
         Cause(
             "head-not-optimized",
@@ -47,6 +48,7 @@ CASE_SET = CaseSet(
             "The optimizer was built without the head's parameters.",
             {"exclude": "head"},
             "head-left-out",
+            fix="optimize-all-parameters",
         ),
         Cause(
             "backbone-not-optimized",
@@ -54,6 +56,7 @@ CASE_SET = CaseSet(
             "The optimizer was built without the backbone's parameters.",
             {"exclude": "backbone"},
             "backbone-left-out",
+            fix="optimize-all-parameters",
         ),
         Cause(
             "optimizer-holds-old-head",
@@ -61,6 +64,7 @@ CASE_SET = CaseSet(
             "The head was replaced after the optimizer was built, so it updates the old one.",
             {"exclude": "head-replaced-after"},
             "stale-optimizer",
+            fix="rebuild-after-replacing",
         ),
     ),
     experiments=(
@@ -118,33 +122,30 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "frozen-features",
-        "The loss that stops short of zero",
+        "a-fresh-head",
+        "A fresh head on a feature extractor",
         "You bolted a fresh classification head onto a small feature extractor and trained the "
-        "whole thing on one fixed batch, expecting it to memorise the batch. The loss fell "
-        "quickly at first, then flattened far above zero. No error, no warning.",
+        "whole thing on one fixed batch, expecting it to memorise the batch. Check whether it did,"
+        " and why.",
         CASE_SET,
-        cause="backbone-not-optimized",
-        fix="optimize-all-parameters",
+        causes=("backbone-not-optimized", "head-not-optimized"),
     ),
     Case(
-        "swapped-head",
-        "A fine curve and an unchanged checkpoint",
-        "After building the model and its optimizer you swapped in a head with the right number "
-        "of classes, then trained on one batch. The loss went to zero, but a colleague diffing "
-        "the saved weights says part of the model is identical to its initialisation.",
+        "a-suspicious-checkpoint",
+        "A fine curve and a suspicious checkpoint",
+        "You fine-tuned a small classifier with a head sized for your classes on one batch, and "
+        "the loss went to zero. A colleague who diffed the saved weights thinks part of the model "
+        "may never have changed; they may be wrong.",
         CASE_SET,
-        cause="optimizer-holds-old-head",
-        fix="rebuild-after-replacing",
+        causes=("optimizer-holds-old-head", "head-not-optimized", "nothing-wrong"),
     ),
     Case(
         "memorised-batch",
         "A batch learned by heart",
         "A teammate asks you to check a small classifier before they scale it up. On one fixed "
-        "batch its loss fell to almost zero within a few hundred steps. They want to know "
-        "whether anything is wrong before they spend a day of compute.",
+        "batch its loss fell to almost zero within a few hundred steps. They want to know whether "
+        "anything is wrong before they spend a day of compute.",
         CASE_SET,
-        cause="nothing-wrong",
-        fix="change-nothing",
+        causes=("nothing-wrong", "head-not-optimized", "optimizer-holds-old-head"),
     ),
 )

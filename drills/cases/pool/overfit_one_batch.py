@@ -47,6 +47,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: the loop memorises the batch as it should.",
             {"bug": "none"},
             "fits",
+            fix="change-nothing",
         ),
         Cause(
             "labels-reshuffled",
@@ -54,6 +55,7 @@ CASE_SET = CaseSet(
             "The targets are re-permuted every step, so they no longer belong to their inputs.",
             {"bug": "shuffled-labels"},
             "labels-detached",
+            fix="keep-pairs-together",
         ),
         Cause(
             "shape-mismatch",
@@ -62,6 +64,7 @@ CASE_SET = CaseSet(
             "every pair of examples.",
             {"bug": "broadcast-target"},
             "shape-broadcast",
+            fix="match-shapes",
         ),
         Cause(
             "all-masked",
@@ -69,6 +72,7 @@ CASE_SET = CaseSet(
             "Every label is set to the ignore index, so no target counts in the loss.",
             {"bug": "all-padding"},
             "nothing-supervised",
+            fix="unmask-labels",
         ),
         Cause(
             "noise-left-on",
@@ -77,6 +81,7 @@ CASE_SET = CaseSet(
             "the logged loss is measured through the noise.",
             {"bug": "randomness-on"},
             "randomness",
+            fix="switch-off-noise",
         ),
     ),
     experiments=(
@@ -170,34 +175,28 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "stuck-at-one-point-four",
-        "The batch that will not be learned",
+        "a-sanity-check",
+        "The one-batch sanity check",
         "Before launching a long run you train a small classifier on one fixed batch of eight "
-        "examples, expecting the loss to reach zero in a few hundred steps. It drops a little, "
-        "then wanders around the same height for the rest of the run. The same code trained "
+        "examples, expecting the loss to reach zero in a few hundred steps. The same code trained "
         "fine last week.",
         CASE_SET,
-        cause="labels-reshuffled",
-        fix="keep-pairs-together",
+        causes=("labels-reshuffled", "loop-is-sound", "noise-left-on"),
     ),
     Case(
-        "regression-plateau",
-        "A score that never gets closer",
-        "You adapted the sanity loop to predict each example's numeric score instead of its "
-        "class. On one batch of eight the loss falls quickly from above ten, then sits flat "
-        "at a few units and will not go lower, whatever you try.",
+        "an-adapted-loop",
+        "An adapted sanity loop",
+        "You adapted the one-batch sanity loop for a new model and ran it on eight examples. Does "
+        "the adapted loop still fit its batch?",
         CASE_SET,
-        cause="shape-mismatch",
-        fix="match-shapes",
+        causes=("shape-mismatch", "all-masked"),
     ),
     Case(
-        "noisy-floor",
-        "Almost memorised, never quite",
-        "A colleague's overfit check on eight examples ends with a jittery loss around 0.3 "
-        "instead of zero, and they suspect the model is too small. You are asked whether to "
-        "make it bigger before they go on.",
+        "a-colleagues-overfit-check",
+        "A colleague's overfit check",
+        "A colleague ran the overfit check on eight examples and asks you whether the model is too"
+        " small before they go on.",
         CASE_SET,
-        cause="noise-left-on",
-        fix="switch-off-noise",
+        causes=("noise-left-on", "loop-is-sound", "labels-reshuffled"),
     ),
 )

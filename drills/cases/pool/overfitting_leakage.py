@@ -64,6 +64,7 @@ CASE_SET = CaseSet(
             "validation is what an honest split looks like.",
             {"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
             "generalises",
+            fix="change-nothing",
         ),
         Cause(
             "too-few-examples",
@@ -72,6 +73,7 @@ CASE_SET = CaseSet(
             "noisy labels included.",
             {"train_size": 128},
             "overfits",
+            fix="collect-more-data",
         ),
         Cause(
             "validation-copied-into-training",
@@ -80,6 +82,7 @@ CASE_SET = CaseSet(
             "on data it has learned.",
             {"leak": 1.0},
             "leakage",
+            fix="deduplicate-split",
         ),
         Cause(
             "crushing-weight-decay",
@@ -87,6 +90,7 @@ CASE_SET = CaseSet(
             "The weight decay is so strong that every step pulls the weights back to zero.",
             {"weight_decay": 50.0},
             "underfit",
+            fix="weaker-weight-decay",
         ),
     ),
     experiments=(
@@ -169,33 +173,29 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "validation-as-good-as-training",
-        "Validation as good as training",
-        "You merged several exports into training and validation files for a 4-class "
-        "classifier and trained a wide MLP for 400 steps. Validation follows the training loss "
-        "down almost exactly, yet on data collected last week the model does clearly worse.",
+        "merged-exports",
+        "Training and validation from merged exports",
+        "You merged several exports into training and validation files for a 4-class classifier "
+        "and trained a wide MLP for 400 steps. Before it goes out, your lead asks whether its "
+        "validation numbers can be trusted.",
         CASE_SET,
-        cause="validation-copied-into-training",
-        fix="deduplicate-split",
+        causes=("validation-copied-into-training", "nothing-wrong"),
     ),
     Case(
-        "validation-turns-back-up",
-        "Validation turns back up",
-        "A wide MLP on a 4-class problem with noisy labels, trained for 400 steps. The "
-        "training loss dives towards zero; validation falls for the first few dozen steps, "
-        "bottoms out, and then climbs for the rest of the run.",
+        "a-wide-mlp-on-noisy-labels",
+        "A wide MLP on noisy labels",
+        "A wide MLP on a 4-class problem with noisy labels, trained for 400 steps. Read its "
+        "training and validation curves and say whether it is ready.",
         CASE_SET,
-        cause="too-few-examples",
-        fix="collect-more-data",
+        causes=("too-few-examples", "crushing-weight-decay", "nothing-wrong"),
     ),
     Case(
-        "a-small-steady-gap",
-        "A small, steady gap",
-        "After 400 steps of training a wide MLP on a 4-class problem, validation sits a little "
-        "above the training loss and both curves have flattened. Your lead wants to know "
-        "whether the model overfits or the split is wrong before it goes out.",
+        "two-flat-curves",
+        "Two flat curves",
+        "After 400 steps of training a wide MLP on a 4-class problem, both curves have flattened. "
+        "Your lead wants to know whether the model overfits or the split is wrong before it goes "
+        "out.",
         CASE_SET,
-        cause="nothing-wrong",
-        fix="change-nothing",
+        causes=("nothing-wrong", "validation-copied-into-training"),
     ),
 )

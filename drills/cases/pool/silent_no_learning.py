@@ -42,6 +42,7 @@ CASE_SET = CaseSet(
             "Nothing is wrong: every link of the step works and the loss falls at its own pace.",
             {"bug": "none"},
             "healthy",
+            fix="change-nothing",
         ),
         Cause(
             "first-layer-frozen",
@@ -50,6 +51,7 @@ CASE_SET = CaseSet(
             "moves.",
             {"bug": "requires-grad-off"},
             "frozen",
+            fix="unfreeze-first-layer",
         ),
         Cause(
             "step-never-called",
@@ -57,6 +59,7 @@ CASE_SET = CaseSet(
             "optimizer.step() is never called: gradients are computed and thrown away.",
             {"bug": "no-step"},
             "no-step",
+            fix="call-step",
         ),
         Cause(
             "gradients-never-cleared",
@@ -65,6 +68,7 @@ CASE_SET = CaseSet(
             "every earlier step.",
             {"bug": "no-zero-grad"},
             "accumulating",
+            fix="clear-gradients",
         ),
         Cause(
             "loss-from-argmax",
@@ -73,6 +77,7 @@ CASE_SET = CaseSet(
             "require grad: it has no path back to any parameter.",
             {"bug": "argmax-before-loss"},
             "no-graph",
+            fix="differentiable-loss",
         ),
     ),
     experiments=(
@@ -151,32 +156,27 @@ CASE_SET = CaseSet(
 
 CASES = (
     Case(
-        "wobbling-flat-loss",
-        "A loss that only wobbles",
-        "Your new training script for a small tabular classifier runs to the end without a "
-        "single warning. The loss jitters around its starting value from batch to batch and "
-        "the accuracy stays at chance.",
+        "a-new-training-script",
+        "A new training script",
+        "Your new training script for a small tabular classifier runs to the end without a single "
+        "warning. Check that it learns.",
         CASE_SET,
-        cause="step-never-called",
-        fix="call-step",
+        causes=("step-never-called", "gradients-never-cleared", "first-layer-frozen"),
     ),
     Case(
-        "stuck-at-three-quarters",
-        "A metric that never budges",
-        "You wanted to train directly on the number you report, the share of wrong "
-        "predictions. Backward complained at first; after a one-line change it runs, but the "
-        "loss sits near 0.75 for the whole run.",
+        "a-one-line-change",
+        "A one-line change to the loss",
+        "Backward raised an error in your training script for a small tabular classifier; after a "
+        "one-line change to the loss it runs to the end. Check that it learns.",
         CASE_SET,
-        cause="loss-from-argmax",
-        fix="differentiable-loss",
+        causes=("loss-from-argmax", "step-never-called"),
     ),
     Case(
-        "learns-then-lurches",
-        "Good at first, then worse",
-        "After a refactor of the training loop the loss still falls at the start, but later "
-        "it slows, jumps about and sometimes climbs back up, even at a modest learning rate.",
+        "after-a-refactor",
+        "After a refactor",
+        "After a refactor of the training loop of a small tabular classifier, the loss still falls"
+        " at the start. Is the loop still sound?",
         CASE_SET,
-        cause="gradients-never-cleared",
-        fix="clear-gradients",
+        causes=("gradients-never-cleared", "first-layer-frozen", "step-wired-right"),
     ),
 )

@@ -56,6 +56,7 @@ CASE_SET = CaseSet(
             "worse than what the model does on the same data.",
             {"eval_mode": "eval", "data": "fresh"},
             "train-noise",
+            fix="change-nothing",
         ),
         Cause(
             "easier-validation-split",
@@ -64,6 +65,7 @@ CASE_SET = CaseSet(
             "easier to get right.",
             {"data": "easy-val"},
             "val-easier",
+            fix="draw-validation-like-training",
         ),
         Cause(
             "validation-with-dropout-on",
@@ -72,6 +74,7 @@ CASE_SET = CaseSet(
             "still on while validation is scored.",
             {"eval_mode": "train"},
             "val-in-train-mode",
+            fix="validate-in-eval-mode",
         ),
         Cause(
             "memorised-training-set",
@@ -79,6 +82,7 @@ CASE_SET = CaseSet(
             "The training set is small enough for the model to learn its examples by heart.",
             {"data": "small-train"},
             "overfits",
+            fix="train-on-full-set",
         ),
     ),
     experiments=(
@@ -161,33 +165,27 @@ CASES = (
     Case(
         "better-on-unseen-data",
         "Better on data it has never seen",
-        "You trained a small MLP with dropout on 8,192 examples of a 4-class problem and "
-        "validate on 2,048 fresh examples each epoch. Validation has sat below the training "
-        "loss from the first epoch to the last, and a reviewer asks whether the split is "
-        "broken before you report the numbers.",
+        "You trained a small MLP with dropout on a 4-class problem and validate it on fresh "
+        "examples each epoch. Validation has sat below the training loss from the first epoch to "
+        "the last, and a reviewer asks whether the split is broken before you report the numbers.",
         CASE_SET,
-        cause="nothing-wrong",
-        fix="change-nothing",
+        causes=("nothing-wrong", "validation-with-dropout-on", "memorised-training-set"),
     ),
     Case(
-        "validation-far-below",
-        "Validation far below training",
-        "A colleague prepared the validation set for your 4-class MLP (with dropout) from a "
-        "separate export of the same source. The validation loss is not just below the "
-        "training loss, it is a fraction of it, and the model looks far better than anything "
-        "you have shipped before.",
+        "a-colleagues-validation-set",
+        "A validation set made by a colleague",
+        "A colleague prepared the validation set for your 4-class MLP with dropout. Before you "
+        "compare models on it, check the run.",
         CASE_SET,
-        cause="easier-validation-split",
-        fix="draw-validation-like-training",
+        causes=("easier-validation-split", "nothing-wrong"),
     ),
     Case(
-        "restless-validation",
-        "A validation curve that will not settle",
-        "You wrote your own training loop for a small MLP with dropout and a cosine schedule. "
-        "Late in training the training curve has flattened, but the validation loss still "
-        "jumps up and down from epoch to epoch, level with the training loss.",
+        "your-own-loop",
+        "A hand-written training loop",
+        "You wrote your own training loop for a small MLP with dropout and a cosine schedule, with"
+        " a validation pass each epoch. Read the curves and say whether the numbers can be "
+        "trusted.",
         CASE_SET,
-        cause="validation-with-dropout-on",
-        fix="validate-in-eval-mode",
+        causes=("validation-with-dropout-on", "nothing-wrong", "memorised-training-set"),
     ),
 )

@@ -38,24 +38,20 @@ STILL_FALLING = 0.2  # the loss fell by a fifth after mid-run: it is still on it
 ABOUT_ZERO = 0.1
 
 
-# The hypotheses whose loss is read against the next-token entropy (every one but the double
-# shift, whose honest floor is the two-step entropy).
-HONEST_FLOOR_FOR = (
-    "shifted-once",
-    "copies-input",
-    "sees-future",
-    "pad-counted",
-    "prompt-counted",
-    "not-converged",
-)
+# The hypotheses whose loss is read against the next-token entropy: every one but the double
+# shift (whose honest floor is the two-step entropy) and the two that let the model read its
+# answer (whose floor is 0).
+HONEST_FLOOR_FOR = ("shifted-once", "pad-counted", "prompt-counted", "not-converged")
+READS_ITS_ANSWER = ("copies-input", "sees-future")
 
 
-def read_against_the_floor(key: str, label: str) -> tuple[Observation, Observation]:
-    """A loss shown beside the floor that fits the run: the next-token entropy, or the two-step
-    entropy when the labels were shifted twice."""
+def read_against_the_floor(key: str, label: str) -> tuple[Observation, ...]:
+    """A loss shown beside the floor that fits the run: the next-token entropy, the two-step
+    entropy when the labels were shifted twice, 0 when the model can see the label."""
     return (
         Observation(key, label, "next_token_entropy", reference_for=HONEST_FLOOR_FOR),
         Observation(key, label, "two_step_entropy", reference_for=("two-step",)),
+        Observation(key, label, "seen_token_entropy", reference_for=READS_ITS_ANSWER),
     )
 
 
@@ -80,7 +76,7 @@ class DoubleShiftLabels(Drill):
         "its own input, or the next row's?) and the future-influence probe (do early "
         "predictions move when later tokens change?) tell them apart."
     )
-    version = "2"
+    version = "3"
     healthy = "shifted-once"
     signature_type = DoubleShiftSignature
     knobs = (
@@ -133,9 +129,9 @@ class DoubleShiftLabels(Drill):
         ),
         Hypothesis(
             "sees-future",
-            "The labels are shifted correctly but the causal mask is off: each position can "
-            "attend to the very token it must predict, reads it off, and the loss falls to about "
-            "zero.",
+            "The causal mask is off: each position can attend to the tokens after it, the very "
+            "token it must predict among them (wherever the labels point), reads it off, and the "
+            "loss falls to about zero.",
         ),
         Hypothesis(
             "pad-counted",

@@ -20,6 +20,9 @@ class DoubleShiftSignature(Signature):
     response_loss: float | None = None  # response letters only
     next_token_entropy: float | None = None  # the floor of a correctly built model: ln 2
     two_step_entropy: float | None = None  # the floor one token further ahead
+    # The floor of a label the model can already see (its own input, or a later token the
+    # unmasked attention reads): 0, what copying and seeing the future imply.
+    seen_token_entropy: float | None = None
     chance_loss: float | None = None  # ln(vocab): a model that knows nothing
     weight_change: float | None = None  # ||final - initial|| / ||initial||
     nonfinite_step: int | None = None

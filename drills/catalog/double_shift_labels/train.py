@@ -21,6 +21,7 @@ from drills.catalog.double_shift_labels.evidence import (
 )
 from drills.catalog.double_shift_labels.signature import DoubleShiftSignature
 from drills.core.contract import DrillError, DrillOutcome, Reporter
+from drills.core.curves import tail_mean
 from drills.kit.audit import relative_weight_change
 from drills.kit.causal_lm import (
     IGNORE,
@@ -32,7 +33,6 @@ from drills.kit.causal_lm import (
     chance_loss,
     entropy_references,
 )
-from drills.kit.curves import tail_mean
 from drills.kit.run import Run
 
 
@@ -111,6 +111,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         labels_equal_inputs=labels_equal_inputs(first, first_targets),
         next_token_entropy=next_entropy,
         two_step_entropy=two_step_entropy,
+        seen_token_entropy=0.0,  # a label the model can read has nothing left to guess
         chance_loss=chance_loss(source_config),
     )
     inputs = describe_inputs(first, source)

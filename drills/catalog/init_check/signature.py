@@ -15,6 +15,8 @@ from drills.core.contract import Signature
 class InitSignature(Signature):
     classes: int | None = None
     chance_loss: float | None = None  # ln(classes): the loss of a model that knows nothing
+    # TOO_LARGE_RATIO x ln(classes): a first loss from here up reads as a too-large start
+    too_large_loss: float | None = None
     initial_loss: float | None = None  # the loss at step 0
     initial_loss_ratio: float | None = None  # initial_loss / chance_loss: about 1 when healthy
     initial_logit_size: float | None = None  # mean |logit| at step 0
@@ -26,4 +28,5 @@ class InitSignature(Signature):
     initial_last_grad: float | None = None  # gradient norm of the output layer at step 0
     steps_run: int | None = None
     final_loss: float | None = None  # mean of the last 10% of steps
+    max_loss: float | None = None  # the highest loss of the run (a blow-up can fall back)
     nonfinite_step: int | None = None  # first step whose loss or gradient was not finite

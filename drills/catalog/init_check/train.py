@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from drills.catalog.init_check import TOO_LARGE_RATIO
 from drills.catalog.init_check.signature import InitSignature
 from drills.core.contract import DrillOutcome, Reporter
 from drills.kit.audit import total_grad_norm
@@ -92,7 +93,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     # A hidden layer's activations are its ReLU's output (a dead unit outputs exactly 0).
     relus = {name: getattr(model, f"relu{i + 1}") for i, name in enumerate(HIDDEN_LAYERS)}
     activations = LayerActivations(run, relus)
-    signature = InitSignature(classes=config.classes, chance_loss=math.log(config.classes))
+    chance = math.log(config.classes)
+    signature = InitSignature(
+        classes=config.classes, chance_loss=chance, too_large_loss=TOO_LARGE_RATIO * chance
+    )
 
     for step in range(config.steps):
         logits = model(data.features)
@@ -121,6 +125,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
 
     signature.steps_run = len(run.values("loss"))
     signature.final_loss = run.tail_mean("loss")
+    signature.max_loss = max(run.values("loss"), default=None)
     signature.nonfinite_step = run.nonfinite_step
     inputs = {
         "shapes": {"features": list(data.features.shape), "labels": list(data.labels.shape)},

@@ -11,7 +11,7 @@ from typing import Any
 from drills.catalog.loss_spikes.setup import SpikesConfig
 from drills.catalog.loss_spikes.signature import SpikesSignature
 from drills.catalog.loss_spikes.step import update_share
-from drills.kit.curves import tail_mean
+from drills.core.curves import tail_mean
 from drills.kit.tables import table
 
 HEIGHT_FLOOR = 1e-3  # nats

@@ -29,6 +29,12 @@ NOISE_Z = 2.0
 CLEAR_Z = 3.0
 CLEAR_GAIN = 0.02
 FLAT_BELOW = 0.05  # exact match under 5%: the metric has not moved off the floor
+# A majority vote names the rare class in at most 5% of its answers and finds at most one rare
+# example in ten. Trained at 0.01 on 5% or fewer rare examples the model finds under 2% of them;
+# on 20% it finds 11-26%, as many as the best possible classifier (17-21%), each paid for by a
+# false alarm, so accuracy stays at the majority share without the model being a majority vote.
+RARELY_NAMED = 0.05
+FEW_FOUND = 0.10
 
 
 class LossVsMetric(Drill):
@@ -48,7 +54,7 @@ class LossVsMetric(Drill):
         "whole-sequence exact match. Predict what the loss and the metric will do, then run it "
         "and read the confusion matrix or the per-sequence error counts."
     )
-    version = "2"
+    version = "3"
     # The fixed side: balanced classes (minority_fraction=0.5), where accuracy follows the loss.
     healthy = "aligned"
     signature_type = LossVsMetricSignature
@@ -101,15 +107,21 @@ class LossVsMetric(Drill):
         ),
         Hypothesis(
             "not-learning",
-            "Training is broken: the loss barely falls, so the metric has nothing to follow.",
+            "Training is broken: the loss barely falls, or ends no lower than where the "
+            "untrained model started and than a constant answer's, so the metric has nothing "
+            "to follow.",
         ),
         Hypothesis(
             "inconclusive",
-            "This run cannot tell, because a number sits too close to a line: either the "
-            "evaluation loss fell by 2-10% (slow learning, or none?), or accuracy beats the "
-            "constant answer by more than the luck of drawing the evaluation examples gives "
-            "(2 standard errors) but not clearly (under 3 standard errors, or under 2 points), "
-            "between a majority vote and a metric that follows the loss.",
+            "This run cannot tell, because a number sits too close to a line or the numbers "
+            "fit no single story: the evaluation loss fell by 2-10% (slow learning, or none?); "
+            "or accuracy beats the constant answer by more than the luck of drawing the "
+            "evaluation examples gives (2 standard errors) but not clearly (under 3 standard "
+            "errors, or under 2 points), between a majority vote and a metric that follows the "
+            "loss; or accuracy does not beat the constant answer, yet the model is no majority "
+            "vote: it names the rare class in over 5% of its answers, finds over 10% of the "
+            "rare examples (paid for by false alarms), or falls clearly below the common "
+            "class's share.",
         ),
     )
     charts = (
@@ -178,17 +190,28 @@ class LossVsMetric(Drill):
             return "inconclusive"
         gain, se = signature.get("accuracy_gain"), signature.get("accuracy_gain_se")
         if gain is not None and se is not None:
-            # Accuracy no better than always answering the common class (within the luck of
-            # the draw): whatever the loss learned, the metric cannot see it.
-            if gain <= NOISE_Z * se:
-                return "majority-vote"
             if gain >= CLEAR_Z * se and gain >= CLEAR_GAIN:
                 return "aligned"
-            return "inconclusive"
+            if gain > NOISE_Z * se:
+                return "inconclusive"
+            # Accuracy no better than always answering the common class (within the luck of
+            # the draw): whatever the loss learned, the metric cannot see it. A majority vote
+            # only if the model does answer that class, at that class's share.
+            return "majority-vote" if votes_majority(signature) else "inconclusive"
         exact_match = signature.get("exact_match")
         if exact_match is not None:
             return "every-token" if exact_match < FLAT_BELOW else "aligned"
         return "not-learning"
+
+
+def votes_majority(signature: Mapping[str, Any]) -> bool:
+    """Whether the model answers the common class (nearly) every time, finds few or none of the
+    rare examples, and so scores the common class's share, not clearly below it."""
+    named, found = signature.get("predicted_minority_share"), signature.get("minority_recall")
+    if (named or 0.0) > RARELY_NAMED or (found or 0.0) > FEW_FOUND:
+        return False
+    loss = -(signature.get("accuracy_gain") or 0.0)
+    return not (loss >= CLEAR_Z * (signature.get("accuracy_gain_se") or 0.0) and loss >= CLEAR_GAIN)
 
 
 def loss_progress(signature: Mapping[str, Any]) -> str:
@@ -196,12 +219,25 @@ def loss_progress(signature: Mapping[str, Any]) -> str:
 
     Read on the fixed evaluation set (one training batch is too noisy a start to compare
     with). On balanced classes the start is already near ln 2, so only the comparison with a
-    constant answer sees the fall.
+    constant answer sees the fall. The untrained model's first batch serves only as a guard: a
+    first step that throws the loss far up (to 150 nats at a rate of 1) makes the fall back
+    look like learning, though the model ends no better than it began.
     """
     initial, final = signature.get("initial_eval_loss"), signature.get("eval_loss")
     if initial is None or final is None:
         return "none"
     constant = signature.get("constant_answer_loss")
+    untrained = signature.get("initial_loss")  # the first batch, before any step
+    if (
+        constant is not None
+        and untrained is not None
+        and initial > (1 + LEARNED_FALL) * untrained
+        and final >= max(constant, untrained)
+    ):
+        # The first step threw the loss up (a rate of 0.1 or more does) and the run ends no
+        # better than the untrained model, nor than a constant answer: the fall back from the
+        # first step is no learning.
+        return "none"
     fall = 1 - final / initial
     if fall >= LEARNED_FALL or (constant is not None and final < NO_BETTER_THAN * constant):
         return "clear"

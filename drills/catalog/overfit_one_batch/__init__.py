@@ -17,6 +17,7 @@ from drills.core.contract import (
     Knob,
     NumericPrediction,
     Observation,
+    Reference,
 )
 
 BUGS = ("none", "shuffled-labels", "broadcast-target", "all-padding", "randomness-on")
@@ -108,7 +109,15 @@ class OverfitOneBatch(Drill):
         ),
     )
     charts = (
-        Chart("loss", "Training loss", ("loss",), "loss", labels={"loss": "training loss"}),
+        Chart(
+            "loss",
+            "Training loss",
+            ("loss",),
+            "loss",
+            labels={"loss": "training loss"},
+            # ln 4 = 1.386 for the 4 classes: where a loop that cannot use the inputs sits.
+            references=(Reference("chance, ln(C)", "chance_loss"),),
+        ),
         Chart(
             "p_correct",
             "Probability of the correct class",

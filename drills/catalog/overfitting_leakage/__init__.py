@@ -20,11 +20,16 @@ from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 # (weight decay 20, dropout 0.9) stay below 83%.
 UNDERFIT_ABOVE = 0.85
 GAP_ABOVE = 0.3  # clean held-out loss this many nats above training: a real generalisation gap
-# Leakage is read from the split audit (validation examples found verbatim in training), not
-# from the curves: a leak of 10% makes validation look ~0.15 nats better than clean data, while
-# two honest samples of 512 and 1,024 examples differ by ~0.13 nats (one standard error) for an
-# overfit model, so no threshold on the losses tells a small leak from chance on every seed.
-# The curves still show how much the leak matters (val_optimism against expected_optimism).
+# Leakage needs the split audit (validation examples found verbatim in training) and the curves
+# to agree. Validation must look better than the clean held-out set by more than two honest
+# samples of 512 and 1,024 examples differ by chance (2 standard errors, optimism_noise), and
+# the leaked share must be able to account for that: its expected optimism (the share times the
+# clean gap) at least one standard error. A leak of 10% into 128 examples expects ~0.15 nats
+# against a standard error of ~0.15; 5% into 2,048 expects 0.01 against 0.05, while the honest
+# sets of seeds 0 and 2 already differ by 1.8 standard errors with nothing leaked. With
+# duplicates found and either test failed the run cannot show the leak: "inconclusive".
+OPTIMISM_Z = 2.0
+EXPECTED_Z = 1.0
 
 
 class OverfittingLeakage(Drill):
@@ -43,7 +48,7 @@ class OverfittingLeakage(Drill):
         "data, weight decay or dropout, or copy part of the validation set into training, and "
         "predict where validation bottoms out and what it does afterwards."
     )
-    version = "2"
+    version = "3"
     # Enough data or regularisation: validation follows training without turning up.
     healthy = "generalises"
     signature_type = OverfittingSignature
@@ -105,6 +110,14 @@ class OverfittingLeakage(Drill):
             "The model is held back so hard that it does not even fit its training data: "
             "every loss stays near the loss of guessing.",
         ),
+        Hypothesis(
+            "inconclusive",
+            "The losses cannot show the leak: validation examples are also in the training "
+            "set (an exact-match search finds them), but either validation looks no better "
+            "than the clean held-out data by more than two honest samples differ by chance "
+            "(2 standard errors), or the share that leaked is too small to make it look better "
+            "by even 1 standard error, so what optimism there is may be chance.",
+        ),
     )
     charts = (
         Chart(
@@ -143,7 +156,7 @@ class OverfittingLeakage(Drill):
             "val_optimism",
             "How much better validation looks than clean held-out data",
             "expected_optimism",
-            reference_for=("leakage",),
+            reference_for=("leakage", "inconclusive"),
         ),
         Observation("optimism_noise", "How much two honest samples differ by chance (1 s.e.)"),
         Observation("duplicates_found", "Validation examples found verbatim in training"),
@@ -160,7 +173,12 @@ class OverfittingLeakage(Drill):
         if chance is not None and train > UNDERFIT_ABOVE * chance:
             return "underfit"
         if (signature.get("duplicates_found") or 0) > 0:
-            return "leakage"  # the split audit settles it, whatever the curves can show
+            noise = signature.get("optimism_noise") or 0.0
+            optimism = signature.get("val_optimism") or 0.0
+            expected = signature.get("expected_optimism") or 0.0
+            if optimism > OPTIMISM_Z * noise and expected >= EXPECTED_Z * noise:
+                return "leakage"
+            return "inconclusive"  # the audit finds copies; the curves cannot show them
         if clean - train <= GAP_ABOVE:
             return "generalises"
         return "overfits"

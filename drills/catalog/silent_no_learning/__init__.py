@@ -13,11 +13,24 @@ from typing import Any
 
 from drills.catalog.silent_no_learning.signature import SilentSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
+from drills.core.curves import blew_up, loss_fall
 
 BUGS = ("none", "requires-grad-off", "no-step", "no-zero-grad", "argmax-before-loss")
 
 # Thresholds diagnose() reads the numbers with.
-GROWTH_ABOVE = 3.0  # the gradient norm ends 3 times larger than it started: it accumulates
+# "The loss falls" needs a fall of a tenth of the first loss. The first loss is one minibatch of
+# 64, and a loop whose weights never move (no-step) has batches up to 3.3% off their mean on
+# seeds 0-4; a short run's final loss can be one batch too, so two such strays add up to about
+# 7%. A tenth is beyond that: lr 1e-5 (a 0.2% drop) is not learning, lr 0.1 (over 50%) is.
+LEARNS_BY = 0.1
+# A loss at some step 5 times its first value: the run blew up. Runs that overshoot and still
+# learn stay under it (lr 3 peaks at 1.6-3.8x and ends 32-73% below its start); lr 10 peaks at
+# 17x to 1e8x and ends above its start.
+BLEW_UP = 5.0
+# A loss that climbed half as high again as it started (batches stray 3% at most) and never
+# fell by LEARNS_BY was knocked back by its own steps: lr 5 peaks at 2.6-5.1x, its ReLUs die
+# and it ends near chance. Small rates never come near it (lr 1e-5 peaks at 1.03x).
+ROSE = 1.5
 
 
 class SilentNoLearning(Drill):
@@ -33,7 +46,7 @@ class SilentNoLearning(Drill):
         "one, predict what the parameter audit will show (requires_grad, gradient, update) "
         "and what the loss and the gradient norm do, then run it."
     )
-    version = "1"
+    version = "2"
     healthy = "healthy"
     signature_type = SilentSignature
     knobs = (
@@ -62,12 +75,12 @@ class SilentNoLearning(Drill):
         Hypothesis(
             "healthy",
             "The step is wired correctly: every parameter gets a gradient and moves, and the "
-            "loss falls.",
+            "loss falls (by a tenth of its first value or more) without blowing up.",
         ),
         Hypothesis(
             "frozen",
             "Some parameters have requires_grad=False: they get no gradient (None) and never "
-            "move, while the rest learn around them.",
+            "move, while the rest get gradients and move without them.",
         ),
         Hypothesis(
             "no-step",
@@ -76,13 +89,30 @@ class SilentNoLearning(Drill):
         ),
         Hypothesis(
             "accumulating",
-            "The gradients are never cleared: each backward adds to the last, the gradient norm "
-            "keeps growing, and the steps become erratic or blow up.",
+            "The gradients are never cleared: each backward adds to what the earlier steps left "
+            "in .grad, so every step follows a running sum of old gradients rather than this "
+            "batch's; the gradient norm grows over the run, and the steps with it, until at a "
+            "large enough rate they turn erratic or blow up.",
         ),
         Hypothesis(
             "no-graph",
             "The loss does not come out of the graph (argmax has no gradient): backward reaches "
             "no parameter, every gradient is None and nothing moves.",
+        ),
+        Hypothesis(
+            "diverges",
+            "The step is wired correctly and every parameter moves, but the steps are too "
+            "large: the loss blows up (at some step to 5 times its first value or more, or to "
+            "a number that is not finite), or climbs half as high again and never falls a "
+            "tenth below where it started.",
+        ),
+        Hypothesis(
+            "inconclusive",
+            "Cannot tell yet: the step is wired correctly and every parameter moves, but the "
+            "loss has fallen by less than a tenth of its first value (more than the wobble "
+            "from batch to batch can explain) and never climbed far above it. The steps are "
+            "too small or too few for this run to show whether the loop learns: more steps or "
+            "a larger rate decides.",
         ),
     )
     charts = (
@@ -134,6 +164,9 @@ class SilentNoLearning(Drill):
         Observation("grad_finite", "Parameter tensors with a finite, non-zero gradient"),
         Observation("moved", "Parameter tensors that moved", "parameters"),
         Observation("moved_share", "Share of parameter tensors that moved"),
+        Observation(
+            "stale_grad_steps", "Steps whose backward found an earlier step's gradient in .grad"
+        ),
         Observation("grad_norm_growth", "Gradient norm at the end / at the start"),
         Observation("initial_loss", "Loss at the first step"),
         Observation(
@@ -142,6 +175,7 @@ class SilentNoLearning(Drill):
             "initial_loss",
             reference_for=("no-step", "no-graph"),
         ),
+        Observation("max_loss", "Highest loss of the run", "initial_loss"),
         Observation("nonfinite_step", "First step whose loss or gradient was not finite"),
     )
 
@@ -151,12 +185,19 @@ class SilentNoLearning(Drill):
             return "no-graph"
         if signature.get("frozen"):
             return "frozen"
-        growth = signature.get("grad_norm_growth")
-        if growth is not None and growth >= GROWTH_ABOVE:
+        # Read from .grad itself, not from the gradient norm's growth: a loop that blows up
+        # grows its gradient norm too (lr 10 with the step wired right), and one that blows up
+        # early can end with a smaller norm than it had at the start (lr 10 without zero_grad).
+        if signature.get("stale_grad_steps"):
             return "accumulating"
         if signature.get("moved") == 0 and signature.get("grad_finite"):
             return "no-step"
-        return "healthy"
+        # Wired right: "healthy" also says the loss falls, which the run has to show.
+        fall = loss_fall(signature)
+        learned = fall is not None and fall >= LEARNS_BY
+        if blew_up(signature, learned, blew_up_at=BLEW_UP, rose_at=ROSE):
+            return "diverges"
+        return "healthy" if learned else "inconclusive"
 
 
 DRILL = SilentNoLearning()

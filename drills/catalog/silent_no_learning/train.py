@@ -16,8 +16,8 @@ from torch import nn
 
 from drills.catalog.silent_no_learning.signature import SilentSignature
 from drills.core.contract import DrillOutcome, Reporter
+from drills.core.curves import tail
 from drills.kit.audit import total_grad_norm
-from drills.kit.curves import tail
 from drills.kit.layer_stats import LayerGradients
 from drills.kit.run import Run
 from drills.kit.synthetic_classification import (
@@ -87,6 +87,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     layers = LayerGradients(run, {name: getattr(model, name) for name in LAYERS})
 
     loss_has_grad_fn = True
+    stale_grad_steps = 0
     for step, (x, y) in zip(range(config.steps), batches(data, config, run), strict=False):
         logits = model(x)
         if bug == "argmax-before-loss":
@@ -101,6 +102,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             break  # diverged: stop rather than plot NaN
         if bug != "no-zero-grad":
             optimizer.zero_grad(set_to_none=True)
+        stale_grad_steps += holds_a_gradient(model)
         loss.backward()  # type: ignore[no-untyped-call]
         run.after_backward()
         grad_norm = total_grad_norm(model.parameters())
@@ -126,9 +128,11 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         moved=sum(row["update_norm"] > 0 for row in rows),
         moved_share=sum(row["update_norm"] > 0 for row in rows) / len(rows),
         loss_has_grad_fn=loss_has_grad_fn,
+        stale_grad_steps=stale_grad_steps,
         grad_norm_growth=growth(head, run.tail_mean("grad_norm")),
         initial_loss=run.first("loss"),
         final_loss=run.tail_mean("loss"),
+        max_loss=max(run.values("loss"), default=None),
         steps_run=len(run.values("loss")),
         nonfinite_step=run.nonfinite_step,
     )
@@ -142,6 +146,12 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     if bug == "argmax-before-loss":
         diagnostics["torch_error"] = what_backward_said(model, data)
     return run.outcome(signature, inputs=inputs, **diagnostics)
+
+
+def holds_a_gradient(model: nn.Module) -> bool:
+    """Whether some parameter's .grad is not cleared just before backward: a non-zero gradient
+    left by an earlier step, which backward will add this batch's gradient to."""
+    return any(p.grad is not None and bool(p.grad.any()) for p in model.parameters())
 
 
 def growth(head: list[float], tail_mean: float | None) -> float | None:

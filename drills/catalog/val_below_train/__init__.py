@@ -19,12 +19,20 @@ DATA_SPLITS = ("fresh", "easy-val", "small-train")
 # Thresholds diagnose() reads the numbers with. Gaps are relative to the eval-mode training loss.
 UNDERFIT_BELOW = 1 / 3  # the model removed under a third of the loss there was to remove
 GAP_BAND = 0.15  # curves within 15% of the eval-mode training loss count as lying together
+# The weights improve during an epoch, so even with nothing random on the logged loss sits a
+# little above the re-scored one: 0.0005-0.0017 nats on seeds 0-4, every data setting. A lift
+# over 0.005 nats is something random switched on (dropout 0.005 already adds about that much).
+DRIFT_NATS = 0.005
+# Two independent sets of this task differ by up to 6% of the loss (validation against the
+# re-scored training loss, nothing random on, seeds 0-4): validation counts as below the logged
+# curve when it sits more than 8% of the loss under it.
+BELOW_LOGGED = 0.08
 # Validation wobbling 3x more than the eval-mode training curve is measurement noise...
 NOISY_RATIO = 3.0
 NOISY_FLOOR = 0.002  # ...and by more than this many nats, so two flat curves never count as noisy
 # The verdicts under which the model learned the teacher without memorising its training set,
 # so the re-scored training loss should sit at the training set's floor.
-LEARNED_THE_TEACHER = ("no-gap", "train-noise", "val-in-train-mode", "val-easier")
+LEARNED_THE_TEACHER = ("no-gap", "train-noise", "val-in-train-mode", "val-easier", "inconclusive")
 
 
 class ValBelowTrain(Drill):
@@ -44,7 +52,7 @@ class ValBelowTrain(Drill):
         "epochs and a cosine schedule that lag is under 0.001 nats here, far below what "
         "dropout adds.)"
     )
-    version = "2"
+    version = "3"
     # Evaluated correctly, dropout/augmentation make online training loss sit above validation.
     healthy = "train-noise"
     signature_type = ValBelowTrainSignature
@@ -94,8 +102,9 @@ class ValBelowTrain(Drill):
         ),
         Hypothesis(
             "no-gap",
-            "Nothing random is switched on while training, so the logged training loss, the "
-            "re-scored training loss and the validation loss lie on top of each other.",
+            "Nothing random is switched on while training (or too little to measure), so the "
+            "logged training loss, the re-scored training loss and the validation loss lie on "
+            "top of each other.",
         ),
         Hypothesis(
             "val-in-train-mode",
@@ -118,6 +127,14 @@ class ValBelowTrain(Drill):
             "underfit",
             "There is so much noise that the model hardly learns: every curve stays much "
             "closer to the loss of guessing (ln 4) than to what the teacher achieves.",
+        ),
+        Hypothesis(
+            "inconclusive",
+            "This run cannot tell: something random is on while training (the logged loss sits "
+            "above the re-scored one by more than the 0.005 nats the weights drift within an "
+            "epoch), but it lifts the logged loss by 15% or less, or validation does not sit "
+            "clearly (8%) below the logged curve: too little to say whether it is what puts "
+            "validation where it is.",
         ),
     )
     charts = (
@@ -198,6 +215,7 @@ class ValBelowTrain(Drill):
         if learned is not None and learned < UNDERFIT_BELOW:
             return "underfit"
         band = GAP_BAND * train_eval
+        lift = online - train_eval  # what dropout and noise add to the logged loss
         if val - train_eval > band:
             # Validated in train mode, validation pays what the logged loss pays (it sits with
             # it) and draws new masks every pass (it wobbles); a model that memorised its
@@ -205,15 +223,19 @@ class ValBelowTrain(Drill):
             val_spread = signature.get("val_spread") or 0.0
             steady_spread = signature.get("train_eval_spread") or 0.0
             noisy = val_spread > max(NOISY_RATIO * steady_spread, NOISY_FLOOR)
-            with_logged = abs(val - online) <= band < online - train_eval
-            if noisy and with_logged:
-                return "val-in-train-mode"
+            if noisy and abs(val - online) <= band and lift > DRIFT_NATS:
+                # Validation wobbles with the logged loss: not memorising, whatever the lift.
+                return "val-in-train-mode" if lift > band else "inconclusive"
             return "overfits"
         if train_eval - val > band:
             return "val-easier"
-        if online - train_eval > band:
+        if lift <= DRIFT_NATS:
+            return "no-gap"  # only the drift of the weights within an epoch
+        if lift > band and online - val > BELOW_LOGGED * train_eval:
             return "train-noise"
-        return "no-gap"
+        # Something random is on, but too little to show validation clearly below the logged
+        # curve because of it (a lift under the band, or validation level with the logged loss).
+        return "inconclusive"
 
 
 DRILL = ValBelowTrain()

@@ -1,0 +1,227 @@
+"""Starting an exercise's run, the help a learner takes, and keeping the judge's verdict.
+
+A run is validated first (a bad request stores nothing), stored as an Attempt with its
+ExerciseRun row in one transaction (under the learner's fair share, app/fair_share.py), then
+sent to a worker. The worker judges the code in a sandbox and its record carries the judgement,
+which app/exercises/judgements.py writes in the same transaction that ends the attempt.
+"""
+
+import difflib
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlmodel import Session, col, select
+
+from app.attempts import not_dispatched
+from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseRun
+from app.fair_share import priority_of, take_turn
+from app.limits import MAX_SEED
+from app.models import Attempt, utcnow
+from app.row_locks import lock_row
+from app.runner.dispatcher import AttemptRunner
+from drills.core.registry import get_drill
+from drills.exercises.contract import Exercise
+from drills.exercises.record import exercise_command
+
+# What a stored exercise run answers in the fields an attempt has for a prediction: it made none.
+NO_HYPOTHESIS = "exercise"
+
+
+class InvalidCode(ValueError):
+    """The submitted code cannot be run: missing, not text, or too long."""
+
+
+class NotEarned(PermissionError):
+    """The reference solution was asked for before it was earned."""
+
+
+def validated_code(raw: object) -> str:
+    """The file as text with Unix line ends (a browser posts a textarea's with CRLF)."""
+    if not isinstance(raw, str):
+        raise InvalidCode("code must be the text of the file")
+    raw = raw.replace("\r\n", "\n")
+    if not raw.strip():
+        raise InvalidCode("the code is empty: start from the exercise's starter file")
+    if len(raw) > MAX_CODE:
+        raise InvalidCode(f"the code is longer than {MAX_CODE:,} characters")
+    if "\x00" in raw:
+        raise InvalidCode("the code contains a NUL character")
+    return raw
+
+
+def diff_from_starter(exercise: Exercise, code: str, *, to: str = "your code") -> str:
+    """A unified diff, starter -> code (empty when they are the same)."""
+    lines = difflib.unified_diff(
+        exercise.starter.splitlines(keepends=True),
+        code.splitlines(keepends=True),
+        fromfile="starter.py",
+        tofile=to,
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def help_of(session: Session, *, learner_id: int, exercise: Exercise) -> ExerciseHelp:
+    """The learner's help on the exercise (an unsaved empty one if they took none)."""
+    found = session.exec(
+        select(ExerciseHelp).where(
+            ExerciseHelp.learner_id == learner_id, ExerciseHelp.exercise_slug == exercise.slug
+        )
+    ).first()
+    return found or ExerciseHelp(learner_id=learner_id, exercise_slug=exercise.slug)
+
+
+def start_run(
+    session: Session, runner: AttemptRunner, *, exercise: Exercise, learner_id: int, code: object
+) -> Attempt:
+    """Store and send one run of the learner's code; raise InvalidCode or TooManyRuns first."""
+    text = validated_code(code)
+    drill = get_drill(exercise.drill)
+    turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
+    # The server draws the seed: the hidden seeds the judge trains on derive from it.
+    seed = secrets.randbelow(MAX_SEED + 1)
+    help_taken = help_of(session, learner_id=learner_id, exercise=exercise)
+    attempt = Attempt(
+        learner_id=learner_id,
+        drill_slug=drill.slug,
+        drill_version=drill.version,
+        hypothesis=NO_HYPOTHESIS,
+        prediction_text="",
+        seed=seed,
+        command=exercise_command(exercise.slug, seed),
+        scheduler_id=runner.scheduler_id,
+        queue_turn=turn,
+        exercise_slug=exercise.slug,
+    )
+    session.add(attempt)
+    session.flush()
+    assert attempt.id is not None
+    session.add(
+        ExerciseRun(
+            attempt_id=attempt.id,
+            exercise_slug=exercise.slug,
+            code=text,
+            code_sha256=hashlib.sha256(text.encode()).hexdigest(),
+            diff=diff_from_starter(exercise, text),
+            hints_taken=help_taken.hints_taken,
+            solution_shown=help_taken.solution_shown_at is not None,
+        )
+    )
+    session.commit()
+    session.refresh(attempt)
+    try:
+        runner.submit_exercise(
+            attempt_id=attempt.id,
+            exercise=exercise.slug,
+            code=text,
+            seed=seed,
+            priority=priority_of(turn),
+        )
+    except Exception as error:
+        not_dispatched(session, attempt, error)
+    return attempt
+
+
+def reveal_hint(
+    session: Session, *, learner_id: int, exercise: Exercise, rung: int | None = None
+) -> ExerciseHelp:
+    """Reveal hints up to `rung` (1-based; the next one when None). Asking for a rung already
+    shown changes nothing, so a double press reveals one hint, not two."""
+    help_taken = _locked_help(session, learner_id=learner_id, exercise=exercise)
+    wanted = help_taken.hints_taken + 1 if rung is None else rung
+    wanted = max(0, min(wanted, len(exercise.hints)))
+    if wanted > help_taken.hints_taken:
+        help_taken.hints_taken = wanted
+        help_taken.updated_at = utcnow()
+        session.add(help_taken)
+    session.commit()
+    session.refresh(help_taken)
+    return help_taken
+
+
+def passed_once(session: Session, *, learner_id: int, exercise: Exercise) -> bool:
+    found = session.exec(
+        select(ExerciseRun.id)
+        .join(Attempt, col(Attempt.id) == ExerciseRun.attempt_id)
+        .where(
+            Attempt.learner_id == learner_id,
+            ExerciseRun.exercise_slug == exercise.slug,
+            ExerciseRun.judgement == "passed",
+        )
+    ).first()
+    return found is not None
+
+
+def solution_earned(session: Session, *, learner_id: int, exercise: Exercise) -> bool:
+    """The reference is earned by passing, or by climbing the whole hint ladder first."""
+    help_taken = help_of(session, learner_id=learner_id, exercise=exercise)
+    return help_taken.hints_taken >= len(exercise.hints) or passed_once(
+        session, learner_id=learner_id, exercise=exercise
+    )
+
+
+def reveal_solution(session: Session, *, learner_id: int, exercise: Exercise) -> ExerciseHelp:
+    """Show the reference solution, and record when (it lowers the score of later passes)."""
+    if not solution_earned(session, learner_id=learner_id, exercise=exercise):
+        left = (
+            len(exercise.hints)
+            - help_of(session, learner_id=learner_id, exercise=exercise).hints_taken
+        )
+        raise NotEarned(
+            f"The solution comes after the {left} remaining hint(s), or once your code passes."
+        )
+    help_taken = _locked_help(session, learner_id=learner_id, exercise=exercise)
+    if help_taken.solution_shown_at is None:
+        help_taken.solution_shown_at = help_taken.updated_at = utcnow()
+        session.add(help_taken)
+    session.commit()
+    session.refresh(help_taken)
+    return help_taken
+
+
+def _locked_help(session: Session, *, learner_id: int, exercise: Exercise) -> ExerciseHelp:
+    """The learner's help row, created if needed, locked to the end of the transaction: two
+    presses at once serialise on it (the learner's row lock makes the creation race-free)."""
+    from app.models import User
+
+    lock_row(session, User, learner_id)
+    help_taken = help_of(session, learner_id=learner_id, exercise=exercise)
+    if help_taken.id is None:
+        session.add(help_taken)
+        session.flush()
+    return help_taken
+
+
+def runs_of(
+    session: Session, *, learner_id: int, exercise: Exercise, limit: int = 20
+) -> list[tuple[Attempt, ExerciseRun]]:
+    """The learner's runs of the exercise, newest first."""
+    rows = session.exec(
+        select(Attempt, ExerciseRun)
+        .join(ExerciseRun, col(ExerciseRun.attempt_id) == Attempt.id)
+        .where(Attempt.learner_id == learner_id, Attempt.exercise_slug == exercise.slug)
+        .order_by(col(Attempt.id).desc())
+        .limit(limit)
+    ).all()
+    return [(attempt, run) for attempt, run in rows]
+
+
+@dataclass(frozen=True)
+class Score:
+    """A passed run's worth: full marks without help, less for each hint, little once the
+    solution was shown before it (the learner then typed a fix they had read)."""
+
+    value: float
+    why: str
+
+
+def score_of(run: ExerciseRun) -> Score | None:
+    if run.judgement != "passed":
+        return None
+    if run.solution_shown:
+        return Score(0.2, "passed after the solution was shown")
+    value = max(0.4, 1.0 - 0.2 * run.hints_taken)
+    hints = f"with {run.hints_taken} hint{'s' if run.hints_taken != 1 else ''}"
+    return Score(
+        round(value, 2), "passed without hints" if not run.hints_taken else f"passed {hints}"
+    )

@@ -1,0 +1,147 @@
+"""Whether a case's symptom alone gives its cause away, measured on real runs.
+
+A case draws its cause from a few look-alikes; the experiments are meant to tell them apart. If
+the symptom run (what the case page shows before any experiment: the case's charts and its
+symptom numbers) already looked different under each cause, a learner could name the cause
+from the first screen. So every cause of a case set is run on a few draws, and what a learner
+sees of each run is boiled down to its features:
+
+- each number the symptom shows, and each shown series' first and last value, as a number
+  (None when it is not finite: "the loss went to NaN" is what the learner sees);
+- whether the run raised (what PyTorch raised is shown; the drill's own text is not).
+
+A draw under cause A is *consistent with* cause B when every categorical feature takes a value
+some draw of B took and every number lies inside B's range over its draws, widened by
+`TOLERANCE` (a learner with one draw in front of them cannot tell a few per cent apart). A
+draw *decides* when it is consistent with no other cause of its case. Every case must have a
+share of deciding draws of 0 (tests/drills/test_case_symptoms.py).
+
+The features of every (cause, draw) are stored in symptoms.json (`python -m drills cases
+symptoms --write` rebuilds them); a slow test reruns one draw per cause and compares.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from drills.cases.contract import NO_CHANGE, Case, CaseSet
+from drills.cases.evidence import series_label
+from drills.cases.outcomes import nuisance_corners, run_reading
+
+SYMPTOMS_FILE = Path(__file__).with_name("symptoms.json")
+SEEDS = (0, 1, 2, 3, 4)
+# Relative widening of a cause's range, plus an absolute floor for numbers near zero.
+TOLERANCE = 0.10
+FLOOR = 0.02
+
+Features = dict[str, Any]  # feature name -> float | None (not finite) | str
+Table = dict[str, dict[str, list[Features]]]  # drill -> cause -> one Features per draw
+
+
+def features(case_set: CaseSet, record: Mapping[str, Any]) -> Features:
+    """What a learner sees of a symptom run, as comparable features."""
+    found: Features = {"raised": "yes" if record.get("error") else "no"}
+    signature = record.get("signature") or {}
+    for key in case_set.symptom_observations:
+        found[f"number:{key}"] = _comparable(signature.get(key))
+    for metric, points in sorted((record.get("metrics") or {}).items()):
+        label = series_label(case_set.charts, metric)
+        if label is None or not points:
+            continue
+        found[f"first:{label}"] = _comparable(points[0][1])
+        found[f"last:{label}"] = _comparable(points[-1][1])
+    return found
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    return str(value)
+
+
+def draws(case_set: CaseSet, seeds: Sequence[int] = SEEDS) -> list[tuple[int, dict[str, Any]]]:
+    """The (seed, nuisance) draws a symptom is measured on: the seeds in turn, the nuisance
+    ranges' two ends in turn with them (so both ends are met)."""
+    corners = nuisance_corners(case_set)
+    return [(seed, corners[index % len(corners)]) for index, seed in enumerate(seeds)]
+
+
+def build(case_set: CaseSet, seeds: Sequence[int] = SEEDS) -> dict[str, list[Features]]:
+    table: dict[str, list[Features]] = {}
+    for cause in case_set.causes:
+        table[cause.key] = [
+            features(
+                case_set, run_reading(case_set, cause.knobs, NO_CHANGE, seed, nuisance, None)[1]
+            )
+            for seed, nuisance in draws(case_set, seeds)
+        ]
+    return table
+
+
+def consistent(draw: Features, others: Iterable[Features]) -> bool:
+    """Whether one draw's features could have come from the cause whose draws are `others`."""
+    others = list(others)
+    if not others:
+        return False
+    for name, value in draw.items():
+        seen = [other.get(name, "absent") for other in others]
+        numbers = [item for item in seen if isinstance(item, float)]
+        if isinstance(value, float):
+            if not numbers:
+                return False
+            low, high = min(numbers), max(numbers)
+            slack = TOLERANCE * max(abs(low), abs(high)) + FLOOR
+            if not low - slack <= value <= high + slack:
+                return False
+        elif value not in seen:
+            return False
+    return True
+
+
+def deciding_share(causes: Sequence[str], table: Mapping[str, Sequence[Features]]) -> float:
+    """The share of the draws of `causes` that are consistent with none of the others."""
+    total = deciding = 0
+    for cause in causes:
+        for draw in table.get(cause, ()):
+            total += 1
+            if not any(
+                consistent(draw, table.get(other, ())) for other in causes if other != cause
+            ):
+                deciding += 1
+    return deciding / total if total else 1.0
+
+
+def look_alikes(
+    cause: str, causes: Iterable[str], table: Mapping[str, Sequence[Features]]
+) -> list[str]:
+    """The other causes with which some draw of `cause` is consistent."""
+    return [
+        other
+        for other in causes
+        if other != cause
+        and any(consistent(draw, table.get(other, ())) for draw in table.get(cause, ()))
+    ]
+
+
+@cache
+def stored_table() -> Table:
+    if not SYMPTOMS_FILE.exists():
+        return {}
+    loaded: Table = json.loads(SYMPTOMS_FILE.read_text())
+    return loaded
+
+
+def write_table(table: Table) -> None:
+    SYMPTOMS_FILE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    stored_table.cache_clear()
+
+
+def case_share(case: Case) -> float:
+    return deciding_share(case.causes, stored_table().get(case.case_set.drill, {}))

@@ -1,0 +1,2 @@
+"""Code exercises of "Double-shifted labels": one folder each, found by
+drills.exercises.registry."""

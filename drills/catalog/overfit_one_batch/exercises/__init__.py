@@ -1,0 +1,2 @@
+"""Code exercises of "Overfit a single batch": one folder each, found by
+drills.exercises.registry."""

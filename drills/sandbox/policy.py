@@ -1,0 +1,164 @@
+"""The bwrap command line of one sandbox: every flag is here, each with the reason it is there.
+
+The command bwrap runs is prlimit, which sets the rlimits and execs Python: limits are in place
+before the first line of our own code (and long before submitted code), and RLIMIT_NPROC is set
+inside the sandbox's user namespace, where the kernel counts it for that namespace alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from drills.sandbox.limits import Limits, prlimit_flags
+from drills.sandbox.runtime import Runtime
+
+BWRAP = shutil.which("bwrap") or "/usr/bin/bwrap"
+PRLIMIT = shutil.which("prlimit") or "/usr/bin/prlimit"
+SCRATCH = "/scratch"
+HOSTNAME = "sandbox"
+
+# The whole environment inside (after --clearenv): nothing of the worker's leaks in (it holds
+# DRILLBOOK_* settings and the database's credentials).
+ENVIRONMENT = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": SCRATCH,  # the only writable home there is; caches land in the scratch tmpfs
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "OMP_NUM_THREADS": "1",  # one compute thread: results comparable across runs, 2 cores shared
+    "MKL_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",  # set iteration order the same in every run (read: no -E, see below)
+    "PYTHONDONTWRITEBYTECODE": "1",  # the code's mounts are read-only anyway
+}
+
+# Python flags: -s no user site, -S no site module (so no .pth file runs and no host path is
+# added: sys.path is set explicitly), -P no script or cwd directory on sys.path. Not -I: it
+# implies -E, which would ignore PYTHONHASHSEED; with --clearenv the environment is ours anyway.
+PYTHON_FLAGS = ("-s", "-S", "-P")
+
+
+def namespace_flags() -> list[str]:
+    return [
+        # Own user namespace: inside, the code holds no capability over anything the host owns.
+        "--unshare-user",
+        # ...and cannot make another one (nested namespaces are a large kernel attack surface).
+        "--disable-userns",
+        # Own PID namespace: host processes are invisible and cannot be signalled or traced;
+        # when its first process ends, the kernel kills every other process in it.
+        "--unshare-pid",
+        # Own IPC namespace: no System V shared memory or semaphores of the host (PostgreSQL's).
+        "--unshare-ipc",
+        # Own UTS namespace: the host's name stays hidden (and cannot be changed).
+        "--unshare-uts",
+        "--hostname",
+        HOSTNAME,
+        # Own network namespace: only a loopback interface that is down; no network at all.
+        "--unshare-net",
+        # Own cgroup namespace where the kernel offers one: the host's cgroup paths stay hidden.
+        "--unshare-cgroup-try",
+    ]
+
+
+def process_flags() -> list[str]:
+    return [
+        # If the worker (bwrap's parent thread) dies, so does the sandbox: no orphans.
+        "--die-with-parent",
+        # setsid(): no controlling terminal, so TIOCSTI cannot type into the caller's terminal.
+        "--new-session",
+        # No capabilities (a no-op when bwrap is unprivileged, which it always is here).
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+        *(arg for name, value in ENVIRONMENT.items() for arg in ("--setenv", name, value)),
+    ]
+
+
+def mount_flags(runtime: Runtime, limits: Limits) -> list[str]:
+    size = str(limits.scratch_bytes)
+    return [
+        # The allow-list, read-only: system, loader cache, BLAS alternatives, packages, drills.
+        *(arg for source, dest in runtime.binds for arg in ("--ro-bind", source, dest)),
+        *(arg for link, target in runtime.symlinks for arg in ("--symlink", target, link)),
+        # An exercise's solution and hidden checks (and their bytecode) read as nothing inside:
+        # the learner's code must not be able to copy the answer it is judged against.
+        *(arg for path in runtime.hidden_files for arg in ("--ro-bind", "/dev/null", path)),
+        *(
+            arg
+            for path in runtime.hidden_dirs
+            for arg in ("--size", "4096", "--tmpfs", path, "--remount-ro", path)
+        ),
+        # A procfs of the new PID namespace: only the sandbox's own processes.
+        "--proc",
+        "/proc",
+        # A minimal /dev: null, zero, full, random, urandom, tty, a private devpts; no disks.
+        "--dev",
+        "/dev",
+        # Shared memory for DataLoader workers, sized (bwrap's /dev tmpfs is not).
+        "--size",
+        size,
+        "--tmpfs",
+        "/dev/shm",
+        # The scratch directory: the cwd and HOME, the one place to write, sized.
+        "--size",
+        size,
+        "--tmpfs",
+        SCRATCH,
+        # /tmp, sized, private.
+        "--size",
+        size,
+        "--tmpfs",
+        "/tmp",
+        # The root bwrap builds is a tmpfs of its own, writable and unsized: make it read-only.
+        "--remount-ro",
+        "/",
+        "--chdir",
+        SCRATCH,
+    ]
+
+
+def inner_command(
+    runtime: Runtime, limits: Limits, *, reply_fd: int, preload: tuple[str, ...]
+) -> list[str]:
+    boot = (
+        f"import sys; sys.path[:0] = {list(runtime.sys_path)!r}; "
+        "from drills.sandbox.inside import main; main(sys.argv[1:])"
+    )
+    return [
+        PRLIMIT,
+        *prlimit_flags(limits),
+        "--",
+        runtime.python,
+        *PYTHON_FLAGS,
+        "-c",
+        boot,
+        "--reply-fd",
+        str(reply_fd),
+        "--preload",
+        ",".join(preload),
+    ]
+
+
+def bwrap_argv(
+    runtime: Runtime,
+    limits: Limits,
+    *,
+    seccomp_fd: int,
+    reply_fd: int,
+    info_fd: int,
+    preload: tuple[str, ...],
+) -> list[str]:
+    return [
+        BWRAP,
+        # bwrap tells us the host pid of the sandbox's PID 1 here: killing that process ends the
+        # sandbox and lets bwrap reap it (killing bwrap first leaves the reaper to the host's
+        # init, a zombie forever where that init is a program that never reaps, as in Docker).
+        "--info-fd",
+        str(info_fd),
+        *namespace_flags(),
+        *process_flags(),
+        *mount_flags(runtime, limits),
+        # The system-call filter (seccomp.py), loaded by bwrap just before it runs the command.
+        "--seccomp",
+        str(seccomp_fd),
+        "--",
+        *inner_command(runtime, limits, reply_fd=reply_fd, preload=preload),
+    ]

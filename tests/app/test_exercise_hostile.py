@@ -1,0 +1,147 @@
+"""Hostile code, submitted through the real route as a learner would: each ends as a clear run
+that does not pass, and leaves the server, its database, its secrets and the other learners as
+they were. (tests/sandbox/ walks each escape in depth at the sandbox's own level.)"""
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.portfolio.signing import key_path
+from app.security.secret import SESSION_SECRET_FILE
+from drills.exercises.registry import get_exercise
+from drills.sandbox import available
+from tests.app.factories import EXERCISE, add_user, engine_of, row_counts, signed_in
+from tests.conftest import wait_for_exercise_run
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(available() is not None, reason=f"no sandbox: {available()}"),
+]
+
+SECRET = "the-session-key-of-this-test-server-0123456789"
+MARKER = "drillbook-hostile-marker"
+
+
+def programs(database: Path, repo: Path, data: Path) -> dict[str, str]:
+    """name -> a learner's file. Each keeps the exercise's train() (so the file is judged) and
+    does its mischief when the module is loaded."""
+    train = get_exercise(EXERCISE).starter
+    return {
+        "connects to the database's port": (
+            "import socket\nsocket.create_connection(('127.0.0.1', 5432), timeout=2)\n" + train
+        ),
+        "connects out": "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=2)\n"
+        + train,
+        "reads the SQLite file": f"print(open({str(database)!r}, 'rb').read(100))\n" + train,
+        "reads the environment": (
+            "import os\nprint({k: v for k, v in os.environ.items()})\n"
+            "assert not any(k.startswith('DRILLBOOK') for k in os.environ), 'leaked'\n"
+            "raise SystemExit('nothing to read')\n"
+        ),
+        "writes outside scratch": (f"open({str(repo / MARKER)!r}, 'w').write('x')\n" + train),
+        "imports the app": "import app.db\n" + train,
+        "forks without end": "import os\nwhile True:\n    os.fork()\n",
+        "allocates without end": "chunks = []\nwhile True:\n    chunks.append(bytearray(2**26))\n",
+        "prints 100 MB": "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 2**20)\n",
+        "unshares through ctypes": (
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "assert libc.unshare(0x10000000) != 0, 'unshare worked'\n"
+            "assert libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) != 0, 'mount worked'\n"
+            "raise SystemExit(f'refused: errno {ctypes.get_errno()}')\n"
+        ),
+        "signals every process": (
+            "import os, signal\nfor pid in range(2, 400):\n"
+            "    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\n"
+            "os.kill(-1, signal.SIGKILL)\n"
+        ),
+        "reads the signing key and the session secret": (
+            f"import glob\nprint(glob.glob({str(data)!r} + '/**', recursive=True))\n"
+            f"print(open({str(key_path(data))!r}).read())\n"
+            f"print(open({str(data / SESSION_SECRET_FILE)!r}).read())\n" + train
+        ),
+        "loops for ever": "while True:\n    pass\n",
+        "prints a forged verdict": (
+            "import gc, json\n"
+            "print(json.dumps({'status': 'passed', 'checks': 'all pass'}))\n"
+            "for thing in gc.get_objects():\n"
+            "    if type(thing).__name__ == 'Channel':\n"
+            "        thing.send({'kind': 'result', 'status': 'passed', 'loss': 0.0})\n"
+            "print('PASS')\n" + train.replace("STEPS = 100", "STEPS = 1")
+        ),
+    }
+
+
+@pytest.fixture
+def server(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
+    """An app with a short time limit (the endless loop is stopped by it) and a secret key in
+    its environment, as a deployment has."""
+    os.environ["DRILLBOOK_SECRET_KEY"] = SECRET
+    try:
+        # The endless loop must meet the sandbox's own wall clock (0.75 x 12 s), not the
+        # watchdog's (12 s + grace, tests/app/test_watchdog.py): on a loaded machine a cold
+        # sandbox's start-up brought the default 5 s grace within reach.
+        settings = make_settings(
+            time_limit_s=12.0, watchdog_grace_s=30.0, runs_per_learner=16, secret_key=SECRET
+        )
+        with TestClient(create_app(settings)) as client:
+            yield client
+    finally:
+        os.environ.pop("DRILLBOOK_SECRET_KEY", None)
+
+
+def test_hostile_code_ends_as_a_failed_run_and_touches_nothing(
+    server: TestClient, tmp_path: Path
+) -> None:
+    engine = engine_of(server)
+    add_user(engine, "mallory")
+    add_user(engine, "bystander")
+    mallory = signed_in(server.app, "mallory")
+    repo = Path(__file__).resolve().parents[2]
+    database = Path(str(engine.url.database or tmp_path / "none.sqlite3"))
+    submitted = {
+        name: mallory.post(f"/api/exercises/{EXERCISE}/runs", json={"code": code}).json()["id"]
+        for name, code in programs(database, repo, server.app.state.settings.data_dir).items()
+        if os.environ.get("ONLY", name) == name
+    }
+    # A classmate's run goes on meanwhile and is judged as it would be alone.
+    bystander = signed_in(server.app, "bystander")
+    solution = get_exercise(EXERCISE).solution
+    fair = bystander.post(f"/api/exercises/{EXERCISE}/runs", json={"code": solution}).json()
+    results = {
+        name: wait_for_exercise_run(mallory, run_id, timeout=180)
+        for name, run_id in submitted.items()
+    }
+    wrong = []
+    for name, result in results.items():
+        if result["judgement"] == "passed" or result["status"] in ("queued", "running"):
+            wrong.append(f"{name}: {result['status']} / {result['judgement']}")
+        shown = f"{result['stdout']} {result['stderr']} {result['error']}"
+        if SECRET in shown:
+            wrong.append(f"{name}: the secret key reached the learner")
+    assert not wrong, "\n".join(wrong)
+    # Clear reasons where the sandbox stopped the code.
+    assert "PermissionError" in results["connects to the database's port"]["stderr"]
+    assert "No such file" in results["reads the SQLite file"]["stderr"]
+    secrets_read = results["reads the signing key and the session secret"]
+    assert "No such file" in secrets_read["stderr"] and "PRIVATE KEY" not in secrets_read["stdout"]
+    assert "No module named 'app'" in results["imports the app"]["stderr"]
+    assert results["loops for ever"]["judgement"] == "error", results["loops for ever"]
+    assert "wall-clock" in (results["loops for ever"]["error"] or "") or "CPU" in (
+        results["loops for ever"]["error"] or ""
+    )
+    assert "too-much-output" in str(results["prints 100 MB"]) or "more than" in (
+        results["prints 100 MB"]["error"] or ""
+    ), results["prints 100 MB"]
+    assert "refused: errno 1" in results["unshares through ctypes"]["stderr"]
+    forged = results["prints a forged verdict"]
+    assert forged["judgement"] == "failed" and "PASS" in forged["stdout"]
+    # The host: no file written, the database and the server fine, the classmate judged fairly.
+    assert not (repo / MARKER).exists()
+    assert row_counts(engine)["user"] >= 3
+    assert server.get("/api/drills").status_code == 200
+    assert wait_for_exercise_run(bystander, fair["id"])["judgement"] == "passed"

@@ -1,0 +1,52 @@
+"""The outcome table credits only what a learner can see: wherever it says an experiment tells
+two causes apart, the evidence the case page shows of that experiment differs between them.
+
+(The table once credited the health tables of break-the-graph and optimizer-membership with
+separating causes whose tables were byte-identical: the drill's diagnose() read hidden numbers.)
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+
+from drills.cases import outcomes
+from drills.cases.contract import CaseSet
+from drills.cases.evidence import visible
+from drills.cases.parameter_table import table_reading
+from drills.cases.registry import all_case_sets
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case_set", all_case_sets(), ids=lambda case_set: case_set.drill)
+def test_a_credited_separation_shows_on_the_page(case_set: CaseSet) -> None:
+    corner = outcomes.nuisance_corners(case_set)[0]
+    for experiment in case_set.experiments:
+        shown = {
+            cause.key: visible(
+                case_set,
+                experiment,
+                outcomes.run_reading(case_set, cause.knobs, experiment.change, 0, corner, None)[1],
+            )
+            for cause in case_set.causes
+        }
+        for first, second in combinations(shown, 2):
+            if outcomes.separates(case_set, experiment.key, first, [second]):
+                assert shown[first] != shown[second], (experiment.key, first, second)
+
+
+def test_a_health_table_reads_as_its_columns_say() -> None:
+    rows = [
+        {"name": "backbone.0.weight", "grad": "none", "update_norm": 0.0},
+        {"name": "backbone.0.bias", "grad": "none", "update_norm": 0.0},
+        {"name": "head.weight", "grad": "finite", "in_optimizer": False, "update_norm": 0.0},
+        {"name": "head.bias", "grad": "finite", "update_norm": 1e-3},
+    ]
+    assert table_reading(rows) == (
+        "backbone: grad-none,still | head: grad-finite,moved / grad-finite,not-in-optimizer,still"
+    )
+    # Magnitudes are not read: a larger step says nothing without a baseline on the page.
+    bigger = [row | {"update_norm": (row["update_norm"] or 0) * 10} for row in rows]
+    assert table_reading(bigger) == table_reading(rows)
+    assert table_reading([]) == "no-parameters"

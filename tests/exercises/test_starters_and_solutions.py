@@ -1,0 +1,141 @@
+"""Every exercise, judged for real on seeds 0-4: its starter fails the checks aimed at its bug
+(a write-it starter left blank is an error that says what to write), its solution passes them
+all, and the judge's own measurements sit in each exercise's bands."""
+
+import math
+
+import pytest
+
+from drills.exercises.registry import all_exercises
+from tests.exercises.judging import SEEDS, solution, starter, statuses
+
+SLUGS = [exercise.slug for exercise in all_exercises()]
+
+# What each starter's bug must fail (and the checks it must still pass), and the drill's reading.
+STARTER_FAILS = {
+    "overfit-shuffled-pairs": ({"fits-2", "fits-5"}, "labels-detached"),
+    "graph-detached-features": ({"every-layer-learns", "loss-falls"}, "cut-below-head"),
+    "labels-shift-once": ({"labels-aligned", "loss-at-entropy"}, "two-step"),
+    "eval-mode-remeasure": ({"eval-mode-loss"}, "val-easier"),
+    "optimizer-new-head": ({"new-head-learns"}, "head-left-out"),
+}
+# Write-it exercises whose starter is a signature and a docstring: the function to write.
+UNWRITTEN = {
+    "parameter-audit": "write audit()",
+    "relative-update": "write relative_update()",
+    "label-audit": "write audit_labels()",
+}
+# The drill's reading of a passing solution; None where the exercise measures no training run
+# (a one-backward audit, one step, one batch of labels), so no drill signature is filled.
+SOLUTION_VERDICT: dict[str, str | None] = {
+    "parameter-audit": None,
+    "relative-update": None,
+    "label-audit": None,
+    "overfit-shuffled-pairs": "fits",
+    "graph-detached-features": "intact",
+    "labels-shift-once": "shifted-once",
+    "eval-mode-remeasure": "train-noise",
+    "optimizer-new-head": "all-optimized",
+}
+
+
+def test_every_exercise_is_covered() -> None:
+    assert sorted(SLUGS) == sorted([*STARTER_FAILS, *UNWRITTEN]) == sorted(SOLUTION_VERDICT)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("slug", sorted(STARTER_FAILS))
+def test_the_starter_fails_exactly_the_checks_its_bug_breaks(slug: str, seed: int) -> None:
+    judgement = starter(slug, seed)
+    failing, verdict = STARTER_FAILS[slug]
+    assert judgement.status == "failed", judgement.message
+    assert {key for key, status in statuses(judgement).items() if status != "pass"} == failing
+    assert judgement.verdict == verdict
+    assert judgement.verdict_text
+
+
+@pytest.mark.parametrize("slug", sorted(UNWRITTEN))
+def test_a_blank_starter_is_an_error_that_says_what_to_write(slug: str) -> None:
+    judgement = starter(slug, 0)
+    assert judgement.status == "error"
+    assert judgement.message and f"NotImplementedError: {UNWRITTEN[slug]}" in judgement.message
+    assert set(statuses(judgement).values()) == {"error"}
+    assert judgement.verdict is None
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_solution_passes_every_check(slug: str, seed: int) -> None:
+    judgement = solution(slug, seed)
+    assert judgement.status == "passed", [c.message for c in judgement.checks]
+    assert set(statuses(judgement).values()) == {"pass"}
+    assert judgement.verdict == SOLUTION_VERDICT[slug]
+
+
+# -- the measured bands ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_overfit_bands(seed: int) -> None:
+    broken = starter("overfit-shuffled-pairs", seed).measurements
+    fixed = solution("overfit-shuffled-pairs", seed).measurements
+    # One example is its own permutation: the broken loop still memorises it.
+    assert broken["loss (1 example)"] < 0.01
+    # Two and five: the loss stays up near the entropy of the batch's label mix (ln 2; 2:1:1:1).
+    # With two examples the final weights are one snapshot of a model pulled between the two
+    # pairings the last steps drew, so that one is read in a wider band.
+    assert broken["loss (2 examples)"] == pytest.approx(math.log(2), rel=0.5)
+    five = -(0.4 * math.log(0.4) + 3 * 0.2 * math.log(0.2))
+    assert broken["loss (5 examples)"] == pytest.approx(five, rel=0.15)
+    for label in ("1 example", "2 examples", "5 examples"):
+        assert fixed[f"loss ({label})"] < 0.01
+        assert fixed[f"weight change ({label})"] > 0.1
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_break_the_graph_bands(seed: int) -> None:
+    broken = starter("graph-detached-features", seed).measurements
+    fixed = solution("graph-detached-features", seed).measurements
+    for run in ("run A", "run B"):
+        assert broken[f"backbone change ({run})"] == 0.0
+        assert broken[f"head change ({run})"] > 0.5
+        assert 0.4 < broken[f"loss ({run})"] < 1.1  # the head alone, on frozen random features
+        assert fixed[f"backbone change ({run})"] > 0.1
+        assert fixed[f"loss ({run})"] < 0.01
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_shift_once_bands(seed: int) -> None:
+    broken = starter("labels-shift-once", seed)
+    fixed = solution("labels-shift-once", seed)
+    floor = fixed.measurements["next-token entropy"]
+    assert floor == pytest.approx(math.log(2))
+    for run in ("run A", "run B"):
+        assert broken.measurements[f"next-letter loss ({run})"] > 2.0
+        assert fixed.measurements[f"next-letter loss ({run})"] == pytest.approx(floor, rel=0.15)
+    # As trained, the double shift sits on the two-step entropy; the fix on the next-token one.
+    two_step = broken.signature["two_step_entropy"]
+    assert broken.signature["response_loss"] == pytest.approx(two_step, rel=0.15)
+    assert fixed.signature["response_loss"] == pytest.approx(floor, rel=0.15)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_eval_mode_bands(seed: int) -> None:
+    broken = starter("eval-mode-remeasure", seed).measurements
+    fixed = solution("eval-mode-remeasure", seed).measurements
+    for run in ("run A", "run B"):
+        reference = fixed[f"eval-mode loss ({run})"]
+        dropout = fixed[f"train-mode loss, mean of 4 ({run})"]
+        assert dropout - reference > 0.08  # the two modes clearly differ
+        assert abs(fixed[f"your number ({run})"] - reference) < 1e-5
+        assert broken[f"your number ({run})"] == pytest.approx(dropout, abs=0.05)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_new_head_bands(seed: int) -> None:
+    broken = starter("optimizer-new-head", seed).measurements
+    fixed = solution("optimizer-new-head", seed).measurements
+    for run in ("run A", "run B"):
+        assert broken[f"head change ({run})"] == 0.0
+        assert fixed[f"head change ({run})"] > 0.1
+        assert fixed[f"loss ({run})"] < 0.01
