@@ -98,6 +98,8 @@ THEORY = [
     ("nan-hunt", {"cause": "nan-in-data"}, 40),  # the batch at step 40, says the scenario
     ("nan-hunt", {"cause": "zero-token-denominator"}, 40),
     ("nan-hunt", {"cause": "mask-after-invalid"}, 40),
+    ("gradient-accumulation", {"accumulation": "divided"}, 1.0),  # the big batch's own step
+    ("gradient-accumulation", {"accumulation": "summed"}, 8.0),  # k = 8 micro-batches
 ]
 
 
@@ -125,6 +127,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("double-shift-labels", {"labels": "shift-twice"}, math.log(2)),
         ("double-shift-labels", {"labels": "no-shift"}, math.log(2)),
         ("nan-hunt", {"cause": "nan-in-data"}, 41),
+        ("gradient-accumulation", {"accumulation": "summed"}, 1.0),
+        ("gradient-accumulation", {"accumulation": "divided"}, 8.0),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:

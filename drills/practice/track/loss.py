@@ -91,4 +91,29 @@ ITEMS: tuple[ReviewItem, ...] = (
         "that a fast, clever version hides.",
         drills=("gradient-check",),
     ),
+    ReviewItem(
+        key="accumulation-scaling",
+        topic="loss",
+        prompt="Gradients are accumulated over k micro-batches before each optimizer step, so "
+        "that the step matches one batch k times larger. What has to happen to each "
+        "micro-batch's loss, and what goes wrong if it does not?",
+        answer="Divide it by **k** before its backward. Each micro-batch loss is already an "
+        "average over its own examples, and backward adds into `.grad`, so k unscaled "
+        "passes leave k times the big batch's gradient there: the right direction, k times "
+        "too long. With plain SGD that is the same as a learning rate k times larger, which "
+        "can blow the loss up at a large k while k = 1 trains fine.",
+        drills=("gradient-accumulation",),
+    ),
+    ReviewItem(
+        key="accumulation-check",
+        topic="loss",
+        prompt="How do you check that an accumulation loop takes the step one big batch "
+        "would, and why is the loss curve not enough?",
+        answer="From one set of weights, take the gradient of all k micro-batches joined into "
+        "one batch and compare it with what accumulation left in `.grad`: the two should "
+        "agree to float rounding, and the two updates should have a ratio of 1. A curve can "
+        "look healthy while every step is k times too large, as long as k times the rate is "
+        "still tolerable; it only shows the slip once k grows past that point.",
+        drills=("gradient-accumulation",),
+    ),
 )
