@@ -20,16 +20,20 @@ def usable() -> None:
         pytest.skip(f"no sandbox can start here: {reason}")
 
 
+@pytest.mark.parametrize(
+    ("slug", "verdict"),
+    [("graph-detached-features", "intact"), ("accumulation-big-batch-step", "healthy")],
+)
 def test_a_solution_passes_in_the_real_sandbox(
-    usable: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    usable: None, slug: str, verdict: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exercise = get_exercise("graph-detached-features")
+    exercise = get_exercise(slug)
     code = tmp_path / "mine.py"
     code.write_text(exercise.solution)
     exit_code = main(["exercise", "run", exercise.slug, "--code", str(code), "--json"])
     judgement = json.loads(capsys.readouterr().out)
     assert (exit_code, judgement["status"]) == (0, "passed"), judgement
-    assert judgement["verdict"] == "intact"
+    assert judgement["verdict"] == verdict
     assert {check["status"] for check in judgement["checks"]} == {"pass"}
 
 

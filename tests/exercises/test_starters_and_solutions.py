@@ -18,6 +18,7 @@ STARTER_FAILS = {
     "labels-shift-once": ({"labels-aligned", "loss-at-entropy"}, "two-step"),
     "eval-mode-remeasure": ({"eval-mode-loss"}, "val-easier"),
     "optimizer-new-head": ({"new-head-learns"}, "head-left-out"),
+    "accumulation-big-batch-step": ({"big-batch-step", "trains-to-floor"}, "summed-diverges"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -36,6 +37,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "labels-shift-once": "shifted-once",
     "eval-mode-remeasure": "train-noise",
     "optimizer-new-head": "all-optimized",
+    "accumulation-big-batch-step": "healthy",
 }
 
 

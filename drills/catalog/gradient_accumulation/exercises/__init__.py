@@ -1,0 +1,2 @@
+"""Code exercises of "Gradient accumulation": one folder each, found by
+drills.exercises.registry."""
