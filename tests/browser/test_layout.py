@@ -26,8 +26,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = ROOT / "test-results" / "layout"
 WIDTHS = {"phone": (390, 844), "laptop": (1366, 768)}
-CASE_SOLVED = "The loss that stops short of zero"
-CASE_OPEN = "A fine curve and an unchanged checkpoint"
+CASE_SOLVED = "A fresh head on a feature extractor"
+CASE_OPEN = "A fine curve and a suspicious checkpoint"
 
 
 @dataclass(repr=False)
