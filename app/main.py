@@ -151,6 +151,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # drills.practice.rounds.draw_round and drills.cases.draw).
     app.state.draw_key = hashlib.sha256(b"drillbook curve rounds\x00" + secret.encode()).digest()
     app.state.case_draw_key = hashlib.sha256(b"drillbook case draws\x00" + secret.encode()).digest()
+    # And so are hidden-bug runs' setups (drills.practice.hidden_setups).
+    app.state.hidden_setup_key = hashlib.sha256(
+        b"drillbook hidden setups\x00" + secret.encode()
+    ).digest()
     # Innermost: no request body may exceed MAX_REQUEST_BYTES, checked while it streams in
     # (before the CSRF check parses a form): the largest legitimate one is a portfolio upload
     # of up to 20 MB. Its 413 passes the session and security-header layers like any answer.

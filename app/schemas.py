@@ -25,6 +25,12 @@ class AttemptCreate(BaseModel):
         default_factory=dict,
         description="Predicted numbers by signature key, among the drill's numeric_predictions",
     )
+    hidden_setup: bool = Field(
+        default=False,
+        strict=True,
+        description="Hide the bug: the server draws the knobs and seed (send neither) and shows "
+        "them once the run has ended",
+    )
 
     @field_validator("seed", mode="before")
     @classmethod
@@ -52,7 +58,7 @@ class AttemptLinks(BaseModel):
 class AttemptCreated(BaseModel):
     id: int
     status: str
-    command: str
+    command: str | None = Field(description="The replay command; null while a hidden setup runs")
     urls: AttemptLinks
 
 
@@ -69,9 +75,11 @@ class AttemptFields(BaseModel):
     prediction: str = Field(validation_alias="prediction_text")
     predicted_at: datetime
     numeric_predictions: dict[str, float]
-    knobs: dict[str, Any]
-    seed: int
-    command: str
+    # Null while a hidden-bug run is in flight (Attempt.setup_concealed): they name its setup.
+    knobs: dict[str, Any] | None
+    seed: int | None
+    command: str | None
+    hidden_setup: bool
     status: str
     error: str | None
     environment: dict[str, Any] | None

@@ -59,14 +59,17 @@ class PathStanding:
 def _evidence(session: Session, learner_id: int) -> set[str]:
     """The step keys the learner's stored work shows done."""
     done: set[str] = set()
-    # The drills whose runs showed what the learner predicted: one row per drill, not one per
-    # attempt (a learner's attempts run into the hundreds; every catalogue view reads this).
+    # The drills whose hidden-bug runs showed what the learner predicted: one row per drill, not
+    # one per attempt (a learner's attempts run into the hundreds; every catalogue view reads
+    # this). A run whose bug the learner picked is exploration: predicting the bug one planted
+    # oneself shows no diagnosis.
     for slug in session.exec(
         select(Attempt.drill_slug)
         .distinct()
         .where(
             Attempt.learner_id == learner_id,
             drill_page_runs(),
+            col(Attempt.hidden_setup).is_(True),
             col(Attempt.observed_hypothesis) == col(Attempt.hypothesis),
         )
     ):
@@ -106,7 +109,7 @@ def _evidence(session: Session, learner_id: int) -> set[str]:
 def _described(step: Step) -> tuple[str, str]:
     if step.kind is StepKind.drill:
         return (
-            f"Predict a run of “{get_drill(step.target).title}” rightly",
+            f"Predict a hidden-bug run of “{get_drill(step.target).title}” rightly",
             f"/drills/{step.target}",
         )
     if step.kind is StepKind.case:

@@ -7,7 +7,6 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from app import limits
-from app.attempts import new_request_key
 from app.config import ROOT
 from app.markdown import render_markdown
 from app.models import (
@@ -21,6 +20,7 @@ from app.models import (
     Role,
     SubmissionStatus,
 )
+from app.request_keys import new_request_key
 from app.security.csrf import csrf_token
 from app.static_assets import static_url
 

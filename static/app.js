@@ -17,6 +17,16 @@
   document.addEventListener("input", updateRunButton);
   document.addEventListener("change", updateRunButton);
 
+  // -- "Hide the bug from me": the learner's own setup is set aside (and not sent) ------------
+  function updateOwnSetup() {
+    const hide = document.getElementById("hidden-setup");
+    const own = document.getElementById("own-setup");
+    if (hide && own) own.disabled = hide.checked;
+  }
+  document.addEventListener("change", (event) => {
+    if (event.target && event.target.id === "hidden-setup") updateOwnSetup();
+  });
+
   // -- Charts --------------------------------------------------------------------------------
   const COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
   // When runs share a chart, colour tells the runs apart and the dash tells the metrics apart.
@@ -487,9 +497,11 @@
   document.addEventListener("htmx:load", (event) => {
     drawCharts(event.target);
     updateRunButton();
+    updateOwnSetup();
   });
   document.addEventListener("DOMContentLoaded", () => {
     drawCharts(document);
     updateRunButton();
+    updateOwnSetup();
   });
 })();

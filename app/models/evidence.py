@@ -7,7 +7,16 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, ColumnElement, Index, UniqueConstraint, and_, text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ColumnElement,
+    Index,
+    UniqueConstraint,
+    and_,
+    false,
+    text,
+)
 from sqlmodel import Field, SQLModel, col
 
 from app import limits
@@ -47,7 +56,7 @@ _RUN_STATUS = {
 
 
 class Attempt(SQLModel, table=True):
-    # One run per request key and learner (migration 0018): the database holds it, so a double
+    # One run per request key and learner (migration 0019): the database holds it, so a double
     # submit answers with the first run in whichever web process the second press lands.
     __table_args__ = (UniqueConstraint("learner_id", "request_key"),)
 
@@ -104,6 +113,9 @@ class Attempt(SQLModel, table=True):
     # The one-time token of the drill form that sent it (or an API client's Idempotency-Key):
     # the same key sent again answers with this run instead of starting another (app/attempts.py).
     request_key: str | None = Field(default=None, max_length=limits.MAX_REQUEST_KEY)
+    # A hidden-bug run (drills/practice/hidden_setups.py): the app drew its knobs and seed, and
+    # shows them once the run has ended, not before (`setup_concealed`).
+    hidden_setup: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     # Written by the worker every second while it runs: a running attempt whose heartbeat has
     # stopped lost its worker, whichever web process (if any) is still there to hear of it.
     heartbeat_at: datetime | None = None
@@ -124,6 +136,12 @@ class Attempt(SQLModel, table=True):
         runs are read only through their own pages: their knobs name what is hidden) nor as an
         exercise's run (code, not a prediction)."""
         return self.case_attempt_id is None and self.round_id is None and self.exercise_slug is None
+
+    @property
+    def setup_concealed(self) -> bool:
+        """A hidden-bug run still in flight: its knobs, seed and replay command (which name the
+        setup the learner is predicting) are withheld from every page, API answer and export."""
+        return self.hidden_setup and not self.final
 
     @property
     def prediction_matched(self) -> bool | None:

@@ -107,6 +107,19 @@ def _replay(replay: Replay) -> dict[str, Any]:
     }
 
 
+def _context(attempt: Attempt) -> dict[str, Any]:
+    """How the run was set up: withheld (null) while a hidden-bug run is in flight."""
+    if attempt.setup_concealed:
+        return {"command": None, "environment": None, "knobs": None, "seed": None, "inputs": None}
+    return {
+        "command": attempt.command,
+        "environment": attempt.environment,
+        "knobs": attempt.knobs,
+        "seed": attempt.seed,
+        "inputs": attempt.inputs,
+    }
+
+
 def _attempt(
     attempt: Attempt, learner: User | None, series: Series, replays: list[Replay]
 ) -> dict[str, Any]:
@@ -139,13 +152,7 @@ def _attempt(
             "compute_s": attempt.compute_s,
             "replays": [_replay(replay) for replay in replays],
         },
-        "context": {
-            "command": attempt.command,
-            "environment": attempt.environment,
-            "knobs": attempt.knobs,
-            "seed": attempt.seed,
-            "inputs": attempt.inputs,
-        },
+        "context": _context(attempt),
         "timestamp": timestamp(attempt.finished_at or attempt.created_at),
         "stored": timestamp(attempt.created_at),
     }

@@ -6,10 +6,9 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from sse_starlette import EventSourceResponse
 
 from app import evidence
+from app.attempt_requests import AttemptRequest, InvalidAttempt
 from app.attempts import (
     AlreadyEnded,
-    AttemptRequest,
-    InvalidAttempt,
     cancel_attempt,
     start_attempt,
 )
@@ -63,6 +62,7 @@ def get_drill(slug: str) -> dict[str, Any]:
 
 @router.post("/attempts", status_code=202, responses=error_responses(400, 401, 403, 404, 413, 422))
 def create_attempt(
+    http_request: Request,
     body: AttemptCreate,
     session: SessionDep,
     runner: RunnerDep,
@@ -70,8 +70,20 @@ def create_attempt(
     idempotency_key: Annotated[str | None, Header(max_length=MAX_REQUEST_KEY)] = None,
 ) -> AttemptCreated:
     """Start a run. With an `Idempotency-Key` header (1 to 64 letters, digits or . _ : -), the
-    same key sent again answers with the run it started (202 again) and starts nothing."""
+    same key sent again answers with the run it started (202 again) and starts nothing. With
+    `hidden_setup`, the server draws the setup and withholds it until the run has ended."""
     drill = drill_from_path(body.drill)
+    chosen = {"knobs", "seed"} & body.model_fields_set
+    if body.hidden_setup and chosen:
+        detail = [
+            {
+                "loc": ["body", name],
+                "msg": "a hidden setup is drawn by the server: send no knobs and no seed",
+                "type": "value_error",
+            }
+            for name in sorted(chosen)
+        ]
+        raise HTTPException(status_code=422, detail=detail)
     request = AttemptRequest(
         hypothesis=body.hypothesis,
         prediction=body.prediction,
@@ -87,6 +99,7 @@ def create_attempt(
             drill=drill,
             learner_id=user.saved_id,
             request=request,
+            draw_key=http_request.app.state.hidden_setup_key if body.hidden_setup else None,
         )
     except InvalidAttempt as error:
         detail = [
@@ -98,7 +111,7 @@ def create_attempt(
     return AttemptCreated(
         id=attempt.id,
         status=attempt.status,
-        command=attempt.command,
+        command=None if attempt.setup_concealed else attempt.command,
         urls=attempt_links(attempt.id),
     )
 
@@ -111,8 +124,11 @@ def _location(field: str) -> list[str]:
 @router.get("/attempts/{attempt_id}", responses=error_responses(401, 404, 422))
 def get_attempt(attempt: AttemptDep, session: SessionDep) -> AttemptPublic:
     assert attempt.id is not None
+    fields = AttemptFields.model_validate(attempt).model_dump()
+    if attempt.setup_concealed:
+        fields |= {"knobs": None, "seed": None, "command": None}
     return AttemptPublic(
-        **AttemptFields.model_validate(attempt).model_dump(),
+        **fields,
         metrics=evidence.metric_series(session, attempt_id=attempt.id),
         urls=attempt_links(attempt.id),
     )

@@ -7,10 +7,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import evidence, explanations, replays, run_comparison
 from app.access import can_review_work_of
+from app.attempt_requests import AttemptRequest, InvalidAttempt
 from app.attempts import (
     AlreadyEnded,
-    AttemptRequest,
-    InvalidAttempt,
     cancel_attempt,
     runs_ahead,
     start_attempt,
@@ -46,14 +45,16 @@ def run_from_page(
     user: CurrentUser,
 ) -> Response:
     knobs = {k[len(KNOB_PREFIX) :]: v for k, v in fields.items() if k.startswith(KNOB_PREFIX)}
+    # "Hide the bug from me": the setup is drawn, and the form's knobs and seed are not used.
+    hidden = fields.get("hidden_setup") == "on"
     numeric = {
         k[len(NUMERIC_PREFIX) :]: v for k, v in fields.items() if k.startswith(NUMERIC_PREFIX)
     }
     attempt_request = AttemptRequest(
         hypothesis=fields.get("hypothesis", ""),
         prediction=fields.get("prediction", ""),
-        knobs=knobs,
-        seed=fields.get("seed", "0"),
+        knobs={} if hidden else knobs,
+        seed="0" if hidden else fields.get("seed", "0"),
         numeric=numeric,
         key=fields.get("request_key"),
     )
@@ -64,6 +65,7 @@ def run_from_page(
             drill=drill,
             learner_id=user.saved_id,
             request=attempt_request,
+            draw_key=request.app.state.hidden_setup_key if hidden else None,
         )
     except (InvalidAttempt, TooManyRuns) as error:
         # Too many runs at once: the form comes back as sent, the reason beside the Run button.

@@ -74,8 +74,10 @@ def add_attempt(
     fixed: bool,
     prediction: str = "The loss drops to about zero.",
     status: AttemptStatus = AttemptStatus.succeeded,
+    hidden_setup: bool = False,
 ) -> int:
-    """A finished attempt of overfit-one-batch: healthy ("fits") or broken ("labels-detached")."""
+    """A finished attempt of overfit-one-batch: healthy ("fits") or broken ("labels-detached");
+    `hidden_setup`: its setup was drawn for the learner (a hidden-bug run)."""
     bug = "none" if fixed else "shuffled-labels"
     finished = utcnow()
     attempt = Attempt(
@@ -98,6 +100,7 @@ def add_attempt(
         started_at=finished - timedelta(seconds=2),
         finished_at=finished,
         compute_s=1.5,
+        hidden_setup=hidden_setup,
     )
     return _save(engine, attempt)
 

@@ -362,10 +362,13 @@ def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock)
 
     assert done() == set()
     assert "0 of " in client.get("/").text.split('id="path-summary"', 1)[1][:200]
-    # A missed prediction does not tick the drill; a matched one does.
-    add_attempt(engine, me, fixed=False)  # predicted "fits", the run shows detached labels
+    # A missed prediction does not tick the drill; a matched one ticks it only when the bug was
+    # hidden from the learner (predicting the setup one picked oneself is exploration).
+    add_attempt(engine, me, fixed=False, hidden_setup=True)  # predicted "fits", shows a bug
     assert "drill:overfit-one-batch" not in done()
     add_attempt(engine, me, fixed=True)
+    assert "drill:overfit-one-batch" not in done()
+    add_attempt(engine, me, fixed=True, hidden_setup=True)
     assert "drill:overfit-one-batch" in done()
     # A review rated "again" does not tick it; "good" does.
     review(client, "track:diagnostic-stack", "again")

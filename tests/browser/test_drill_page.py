@@ -133,3 +133,26 @@ def test_overlay_of_earlier_attempts_and_a_log_axis_in_one_number_format(
     # Someone's refused id is a page that says so, not a crash.
     response = page.goto(f"{live_server}/attempts/{second}?compare=banana")
     assert response is not None and response.status == 422
+
+
+def test_a_hidden_bug_run_names_its_setup_only_with_the_result(
+    page: Page, live_server: str
+) -> None:
+    register(page, live_server, "hidden-bug-learner")
+    page.goto(f"{live_server}/drills/overfit-one-batch")
+    own = page.locator("#knob-bug")  # a control of the learner's own setup
+    expect(own).to_be_enabled()
+    page.locator("#hidden-setup").check()
+    expect(own).to_be_disabled()  # the learner's own knobs are set aside, and not sent
+    page.get_by_label(re.compile("memorises the batch")).check()
+    page.fill("#prediction", "The loss falls to about zero.")
+    page.locator("#run-button").click()
+    panel = page.locator("#run-panel")
+    expect(panel.locator("#setup-hidden")).to_be_visible()
+    expect(panel).not_to_contain_text("python -m drills run")
+    expect(page.locator(FINAL_PANEL)).to_be_visible(timeout=90_000)
+    revealed = page.locator("#setup-revealed")
+    expect(revealed).to_contain_text(re.compile(r"bug=\S+ .*seed=\d+"))
+    expect(panel).to_contain_text("python -m drills run overfit-one-batch")
+    # The choice stays as it was for the next run.
+    expect(page.locator("#hidden-setup")).to_be_checked()
