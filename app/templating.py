@@ -67,6 +67,12 @@ def run_status(status: str) -> str:
     return RUN_STATUS_WORDS.get(status, status.replace("_", " "))
 
 
+def reading_words(key: str) -> str:
+    """An experiment's reading as a page says it: "cut-below-head" reads "cut below head" (the
+    key stays in the API and the outcome table)."""
+    return key.replace("-", " ")
+
+
 def table_cell(value: Any) -> str:
     """A diagnostic table cell: yes/no for flags, readable numbers, a dash for nothing."""
     if isinstance(value, bool):
@@ -103,6 +109,7 @@ templates.env.globals["static_url"] = static_url
 templates.env.filters["number"] = number
 templates.env.filters["table_cell"] = table_cell
 templates.env.filters["run_status"] = run_status
+templates.env.filters["reading"] = reading_words
 templates.env.tests["measurement"] = is_measurement
 templates.env.filters["markdown"] = render_markdown
 # Keep dict order in |tojson: metric series stay in the order the drill reported them.

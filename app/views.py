@@ -8,6 +8,7 @@ from sqlmodel import Session
 from app import evidence, replays, submissions
 from app.access import can_review_work_of
 from app.attempts import runs_ahead
+from app.cohorts import cohorts_joined_by
 from app.models import RUBRIC, Attempt, AttemptStatus, Submission, User
 from app.templating import number
 from drills.core.catalogue import describe
@@ -199,6 +200,8 @@ def submit_context(
         "fixed_candidates": fixed,
         "chosen_runs": chosen or {},
         "submission_draft": submission_draft(versions, fixed, session),
+        # Whose queue a pending version is in: the cohort's instructors, or only an admin's.
+        "in_a_cohort": bool(cohorts_joined_by(session, learner_id=user.id)),
         "submission_errors": {},
         "versions": submission_versions(session, versions),
         "rubric_labels": RUBRIC,

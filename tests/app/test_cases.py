@@ -176,6 +176,11 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
     page = client.get(f"/cases/attempts/{case_attempt_id}").text
     assert "python -m drills run optimizer-membership" in page  # the replay commands, now
     assert "As handed and fixed" in page
+    # The reveal's table reads each experiment's finding in words, not as its internal key; the
+    # runs' statuses say a run finished, not that a run showing a bug "succeeded".
+    readings = re.findall(r"→ <strong>([^<]+)</strong>", page)
+    assert readings and all("-" not in reading for reading in readings), readings
+    assert ">succeeded<" not in page and ">finished<" in page
 
     # The revealed case is in the signed export; a case still open is not (its draw tells).
     still_open = open_case(client, "a-suspicious-checkpoint")

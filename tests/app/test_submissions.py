@@ -11,6 +11,7 @@ from sqlmodel import Session, func, select
 from app.config import Settings
 from app.main import create_app
 from app.models import Attempt, Cohort, CohortMembership, Review, Role, Submission
+from tests.app.factories import add_attempt, add_cohort, add_submission, engine_of
 from tests.conftest import log_in, make_user
 
 TEXTS = {
@@ -230,3 +231,20 @@ def test_an_attempt_id_no_row_can_have_is_a_422_naming_the_field(classroom: Any,
     )
     assert response.status_code == 422 and "pick one of your own attempts" in response.text
     assert count(app, Submission) == 0
+
+
+def test_a_pending_version_says_whose_queue_it_is_in(client: TestClient) -> None:
+    """Issue 30, point 3: without a cohort no instructor sees the submission; the page says so
+    and points to the join code, instead of promising an instructor's review."""
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+    failed, fixed = add_attempt(engine, me, fixed=False), add_attempt(engine, me, fixed=True)
+    add_submission(engine, me, failed, fixed)
+    alone = client.get("/drills/overfit-one-batch").text
+    assert "You are in no cohort" in alone and 'href="/progress#join-code"' in alone
+    assert "your instructor's review" not in alone
+    teacher = make_user(engine, "a-teacher", Role.instructor)
+    assert teacher.id is not None
+    add_cohort(engine, teacher.id, name="Tuesday", code="TUES-0001", learners=[me])
+    joined = client.get("/drills/overfit-one-batch").text
+    assert "waiting for your instructor's review" in joined and "no cohort" not in joined

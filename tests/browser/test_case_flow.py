@@ -25,7 +25,7 @@ def start(page: Page, base_url: str, title: str) -> None:
     card = page.locator(".case-card", has=page.get_by_role("heading", name=title))
     card.get_by_role("button", name=re.compile("Start this case|Continue")).click()
     expect(page.get_by_role("heading", name=title, level=1)).to_be_visible()
-    expect(page.locator('[data-kind="symptom"] .status')).to_have_text("succeeded", timeout=60_000)
+    expect(page.locator('[data-kind="symptom"] .status')).to_have_text("finished", timeout=60_000)
     case_runs_settled(page)
 
 
@@ -61,7 +61,7 @@ def test_solve_one_case_and_miss_another(page: Page, live_server: str) -> None:
     diagnose(page, "without the backbone", "without the head", "How far each part moves")
     page.get_by_role("button", name="How far each part moves").click()
     experiment = page.locator('[data-kind="experiment"]')
-    expect(experiment.locator(".status")).to_have_text("succeeded", timeout=60_000)
+    expect(experiment.locator(".status")).to_have_text("finished", timeout=60_000)
     case_runs_settled(page)
     expect(experiment).to_contain_text("How far the backbone moved in total")
     expect(page.locator("#experiments h2")).to_contain_text("2 of 3 left")
