@@ -3,13 +3,13 @@
 import math
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from app import evidence, replays, submissions
 from app.access import can_review_work_of
 from app.attempts import runs_ahead
 from app.cohorts import cohorts_joined_by
-from app.models import RUBRIC, Attempt, AttemptStatus, Submission, User
+from app.models import RUBRIC, Attempt, AttemptStatus, Explanation, Submission, User
 from app.templating import number
 from drills.core.catalogue import describe
 from drills.core.contract import Drill
@@ -170,19 +170,31 @@ def submission_versions(session: Session, versions: list[Submission]) -> list[di
     ]
 
 
-def submission_draft(
-    versions: list[Submission], fixed: list[Attempt], session: Session
-) -> dict[str, str]:
+def newest_explained(
+    session: Session, candidates: list[Attempt]
+) -> tuple[Attempt, Explanation] | None:
+    """Of the runs that may serve as evidence, the one explained back most recently, with that
+    explanation: what the learner already wrote, and the run they wrote it about."""
+    by_id = {attempt.id: attempt for attempt in candidates}
+    if not by_id:
+        return None
+    explanation = session.exec(
+        select(Explanation)
+        .where(col(Explanation.attempt_id).in_(list(by_id)))
+        .order_by(col(Explanation.id).desc())
+    ).first()
+    return None if explanation is None else (by_id[explanation.attempt_id], explanation)
+
+
+def submission_draft(versions: list[Submission], explained: Explanation | None) -> dict[str, str]:
     """The text the submit form starts from: the last submitted version's (a resubmission after
-    "changes requested" edits what the reviewer read), else the explain-back of the newest fixed
-    run, else nothing."""
+    "changes requested" edits what the reviewer read), else the newest explain-back of a run
+    that may serve as evidence (the four questions are the same: nobody answers them twice),
+    else nothing."""
     if versions:
         return {name: getattr(versions[0], name) for name in submissions.EXPLANATION_FIELDS}
-    if fixed:
-        assert fixed[0].id is not None
-        explanation = evidence.latest_explanation(session, attempt_id=fixed[0].id)
-        if explanation is not None:
-            return {name: getattr(explanation, name) for name in submissions.EXPLANATION_FIELDS}
+    if explained is not None:
+        return {name: getattr(explained, name) for name in submissions.EXPLANATION_FIELDS}
     return {}
 
 
@@ -194,12 +206,19 @@ def submit_context(
     assert user.id is not None
     failed, fixed = submissions.candidates(session, drill=drill, learner_id=user.id)
     versions = submissions.history(session, learner_id=user.id, drill_slug=drill.slug)
+    explained = newest_explained(session, failed + fixed)
+    # The pickers start at the run the learner explained (else the newest), not merely the newest.
+    picked: dict[str, str] = {}
+    if explained is not None:
+        run = explained[0]
+        side = "failed_attempt_id" if run in failed else "fixed_attempt_id"
+        picked[side] = str(run.id)
     return {
         "drill": describe(drill),
         "failed_candidates": failed,
         "fixed_candidates": fixed,
-        "chosen_runs": chosen or {},
-        "submission_draft": submission_draft(versions, fixed, session),
+        "chosen_runs": chosen or picked,
+        "submission_draft": submission_draft(versions, explained[1] if explained else None),
         # Whose queue a pending version is in: the cohort's instructors, or only an admin's.
         "in_a_cohort": bool(cohorts_joined_by(session, learner_id=user.id)),
         "submission_errors": {},

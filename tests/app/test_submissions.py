@@ -11,7 +11,13 @@ from sqlmodel import Session, func, select
 from app.config import Settings
 from app.main import create_app
 from app.models import Attempt, Cohort, CohortMembership, Review, Role, Submission
-from tests.app.factories import add_attempt, add_cohort, add_submission, engine_of
+from tests.app.factories import (
+    add_attempt,
+    add_cohort,
+    add_explanation,
+    add_submission,
+    engine_of,
+)
 from tests.conftest import log_in, make_user
 
 TEXTS = {
@@ -248,3 +254,20 @@ def test_a_pending_version_says_whose_queue_it_is_in(client: TestClient) -> None
     add_cohort(engine, teacher.id, name="Tuesday", code="TUES-0001", learners=[me])
     joined = client.get("/drills/overfit-one-batch").text
     assert "waiting for your instructor's review" in joined and "no cohort" not in joined
+
+
+def test_the_submit_form_starts_from_the_explained_run_and_its_words(client: TestClient) -> None:
+    """Issue 30, point 2: the four questions of the explain-back are the submission's four, so
+    the form starts from the newest explain-back of a candidate run, with that run picked (not
+    merely the newest run)."""
+    engine = engine_of(client)
+    me = int(client.get("/api/session").json()["user_id"])
+    explained = add_attempt(engine, me, fixed=False)
+    newest_failed = add_attempt(engine, me, fixed=False)
+    add_attempt(engine, me, fixed=True)
+    add_explanation(engine, explained, me, "The labels were shuffled apart from their inputs.")
+    page = client.get("/drills/overfit-one-batch").text
+    form = page.split('id="submit-evidence"', 1)[1]
+    assert f'<option value="{explained}" selected>' in form
+    assert f'<option value="{newest_failed}" selected>' not in form
+    assert form.count("The labels were shuffled apart from their inputs.") == 4
