@@ -17,6 +17,14 @@
   document.addEventListener("input", updateRunButton);
   document.addEventListener("change", updateRunButton);
 
+  // -- A tab looked at again refreshes its list of runs (one started in another tab shows) ----
+  document.addEventListener("visibilitychange", () => {
+    const history = document.getElementById("attempt-history");
+    if (document.visibilityState === "visible" && history && window.htmx) {
+      window.htmx.trigger(history, "refresh");
+    }
+  });
+
   // -- "Hide the bug from me": the learner's own setup is set aside (and not sent) ------------
   function updateOwnSetup() {
     const hide = document.getElementById("hidden-setup");

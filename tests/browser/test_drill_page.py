@@ -156,3 +156,21 @@ def test_a_hidden_bug_run_names_its_setup_only_with_the_result(
     expect(panel).to_contain_text("python -m drills run overfit-one-batch")
     # The choice stays as it was for the next run.
     expect(page.locator("#hidden-setup")).to_be_checked()
+
+
+def test_a_second_tab_lists_a_run_started_in_the_first_once_looked_at(
+    page: Page, live_server: str
+) -> None:
+    register(page, live_server, "two-tab-learner")
+    other = page.context.new_page()
+    for tab in (page, other):
+        tab.goto(f"{live_server}/drills/overfit-one-batch")
+    page.get_by_label(re.compile("memorises the batch")).check()
+    page.fill("#prediction", "The loss falls to about zero.")
+    page.locator("#run-button").click()
+    expect(page.locator("#attempt-history tbody tr")).to_have_count(1)
+    expect(other.locator("#attempt-history tbody tr")).to_have_count(0)
+    # What a browser sends when the learner comes back to the tab.
+    other.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    expect(other.locator("#attempt-history tbody tr")).to_have_count(1)
+    expect(page.locator(FINAL_PANEL)).to_be_visible(timeout=90_000)
