@@ -100,6 +100,8 @@ THEORY = [
     ("nan-hunt", {"cause": "mask-after-invalid"}, 40),
     ("gradient-accumulation", {"accumulation": "divided"}, 1.0),  # the big batch's own step
     ("gradient-accumulation", {"accumulation": "summed"}, 8.0),  # k = 8 micro-batches
+    ("mixed-precision", {"unscale": "first"}, 1.0),  # read after unscale_: the true norm
+    ("mixed-precision", {"unscale": "late"}, 1024.0),  # read before it: times the scale, 2^10
 ]
 
 
@@ -129,6 +131,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("nan-hunt", {"cause": "nan-in-data"}, 41),
         ("gradient-accumulation", {"accumulation": "summed"}, 1.0),
         ("gradient-accumulation", {"accumulation": "divided"}, 8.0),
+        ("mixed-precision", {"unscale": "late"}, 1.0),
+        ("mixed-precision", {"unscale": "first"}, 1024.0),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:

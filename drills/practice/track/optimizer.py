@@ -101,4 +101,32 @@ ITEMS: tuple[ReviewItem, ...] = (
         "the data.",
         drills=("loss-spikes",),
     ),
+    ReviewItem(
+        key="scaler-skipped-steps",
+        topic="optimizer",
+        prompt="A loop moved to float16 autocast with a gradient scaler logs an ordinary loss "
+        "at every step, but the loss no longer falls. How do you tell whether the scaler is "
+        "skipping the steps?",
+        answer="Keep a copy of the weights before `scaler.step(optimizer)` and compare: a step "
+        "the scaler skipped leaves every weight **bit for bit** as it was. Log "
+        "`scaler.get_scale()` too, since it halves after each skipped step (a gradient came "
+        "out inf or NaN). A few skips at the start are the scale coming down to a level the "
+        "gradients fit at; if most steps are skipped, the scale is far too large or something "
+        "overflows float16 at every step, and the curve is flat however normal each logged "
+        "value looks.",
+        drills=("mixed-precision",),
+    ),
+    ReviewItem(
+        key="unscale-before-clipping",
+        topic="optimizer",
+        prompt="With a gradient scaler, why must `scaler.unscale_(optimizer)` come before "
+        "gradient clipping, and before logging a gradient norm?",
+        answer="Until it runs, `.grad` holds the gradient **times the scale** (1024, 65536, "
+        "...). A norm read then is that many times too large. Clipping it at norm 1 cuts it "
+        "to norm 1, so once the scaler divides by the scale the step points the right way "
+        "but is about 1/scale of its size, and the weights hardly move. Unscale first, then "
+        "clip and log; a float32 copy taking the same step from the same weights shows the "
+        "gap at once.",
+        drills=("mixed-precision",),
+    ),
 )
