@@ -28,7 +28,15 @@ FIGURE = """(selector) => {
 }"""
 
 
+DRAWN = """(selector) => {
+  const plot = document.querySelector(selector + " .js-plotly-plot");
+  return plot !== null && plot._fullLayout !== undefined;
+}"""
+
+
 def figure(page: Page, selector: str) -> dict[str, Any]:
+    # The final panel is swapped in before plotly draws into it: wait for the drawing.
+    page.wait_for_function(DRAWN, arg=selector, timeout=15_000)
     result: dict[str, Any] = page.evaluate(FIGURE, selector)
     return result
 
