@@ -105,13 +105,15 @@ def test_the_loss_chart_draws_ln_c() -> None:
     assert [reference.signature_key for reference in loss_chart.references] == ["chance_loss"]
 
 
-def test_a_loss_that_goes_non_finite_at_step_32_is_not_called_healthy() -> None:
+def test_a_loss_that_goes_non_finite_part_way_is_not_called_healthy() -> None:
     # `python -m drills run init-check --set lr=5 --seed 1`: a sound start, then the steps blow
-    # the loss up until it is not finite (v1 called this run healthy).
+    # the loss up until it is not finite (v1 called this run healthy). The step it overflows at
+    # is 32 on an AVX2 CPU and was 33 on CI's machine: a diverging run's last bits depend on the
+    # CPU's vector width, so the step is read within a band, not exactly.
     record = run_drill(SLUG, {"lr": 5}, 1)
     sig = record["signature"]
     assert sig["initial_loss"] == pytest.approx(LN_C, rel=0.1)
-    assert sig["nonfinite_step"] == 32
+    assert 24 <= sig["nonfinite_step"] <= 40
     assert record["observed"] == "diverges"
 
 
