@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     # An embedded worker that has not registered this long after its start is replaced
     # (app/runner/pool.py): warm-up takes 3-5 s on an idle machine, tens under a class.
     worker_start_grace_s: float = Field(default=60.0, gt=0)
+    # Each embedded worker starts its sandbox spawner (torch imported, ~510 MiB, 4-5 s of CPU)
+    # as it starts, so its first code run is warm (drills/sandbox/spawner.py); off, the first
+    # code run on each worker starts it. External workers read DRILLBOOK_SANDBOX_PREWARM from
+    # their own environment.
+    sandbox_prewarm: bool = True
     # Signs session cookies. Required in prod; dev and test keep a generated one in data_dir.
     secret_key: str | None = None
     # Failed logins (app/security/throttle.py). Per name: locks the name for the addresses that

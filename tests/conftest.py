@@ -29,6 +29,12 @@ from app.runner.cluster import local_cluster
 from app.security import passwords
 from tests.postgres import database_name, throwaway_database
 
+# The embedded clusters that tests start through their settings (the pool, load and shutdown
+# tests, the servers they run as subprocesses) start no sandbox spawner with their workers:
+# 4-5 s of CPU each, at every worker start and restart. The shared cluster below does, since the
+# exercise tests run on it (tests/app/test_sandbox_prewarm.py).
+os.environ.setdefault("DRILLBOOK_SANDBOX_PREWARM", "0")
+
 PASSWORD = "correct horse battery staple"
 # The recommended argon2id parameters cost ~0.25 s and 64 MiB a hash; the tests hash hundreds
 # of passwords. Tests hash with the cheapest parameters instead: logging in verifies through the
@@ -163,7 +169,9 @@ def cluster_credentials(tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
 def cluster(cluster_credentials: dict[str, Path]) -> Iterator[LocalCluster]:
     """Two real worker processes, shared by every test that runs drills (starting one is ~5 s)."""
     security = cluster_security(cluster_credentials)
-    with local_cluster(workers=2, memory_limit="4GiB", security=security) as running:
+    with local_cluster(
+        workers=2, memory_limit="4GiB", security=security, sandbox_prewarm=True
+    ) as running:
         yield running
 
 

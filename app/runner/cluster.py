@@ -12,12 +12,17 @@ from distributed import Client, LocalCluster, Security
 
 from app.config import Settings
 from app.runner.cluster_config import CLUSTER_CONFIG, WARM_PRELOAD
+from app.runner.warm_preload import SANDBOX_PREWARM
 
 logger = logging.getLogger(__name__)
 
 
 def local_cluster(
-    *, workers: int, memory_limit: str, security: Security | None = None
+    *,
+    workers: int,
+    memory_limit: str,
+    security: Security | None = None,
+    sandbox_prewarm: bool = True,
 ) -> LocalCluster:
     """Worker processes on this machine, one thread each (a run is single-threaded by design),
     on loopback, over TLS with credentials made for this cluster alone."""
@@ -32,6 +37,8 @@ def local_cluster(
         security=security or Security.temporary(),
         # Warm-up happens before a worker registers, so no run is ever sent to a cold worker.
         preload=[WARM_PRELOAD],
+        # Read by the warm-up: whether to start the sandbox spawner too.
+        env={SANDBOX_PREWARM: "1" if sandbox_prewarm else "0"},
         # The scheduler's (route-less) HTTP server takes any free port instead of 8787, so two
         # clusters on one machine (app + tests) do not collide.
         dashboard_address=None,
@@ -83,7 +90,11 @@ def connect(settings: Settings) -> tuple[Client, LocalCluster | None]:
             settings.scheduler_address, security=external_security(settings), timeout=30
         )
     else:
-        cluster = local_cluster(workers=settings.workers, memory_limit=settings.worker_memory_limit)
+        cluster = local_cluster(
+            workers=settings.workers,
+            memory_limit=settings.worker_memory_limit,
+            sandbox_prewarm=settings.sandbox_prewarm,
+        )
         client = Client(in_process_address(cluster), security=cluster.security, loop=cluster.loop)
     logger.info("workers ready: %s", list(client.scheduler_info()["workers"]))
     return client, cluster

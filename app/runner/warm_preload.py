@@ -9,12 +9,16 @@ while the other worker sat idle. External workers take it from `python -m app wo
 
 import os
 import signal
+import threading
 from typing import Any
 
 # Training runs yield the CPU to the web process: on a machine that serves pages and trains at
 # once, a learner's click must not wait behind a queue of runs (throughput is the same when the
 # web process is idle).
 WORKER_NICENESS = 10
+# "0" turns the spawner's early start off (app.config.Settings.sandbox_prewarm): the embedded
+# cluster sets it for its workers, an external worker reads it from its own environment.
+SANDBOX_PREWARM = "DRILLBOOK_SANDBOX_PREWARM"
 
 
 def dask_setup(worker: Any) -> None:
@@ -26,3 +30,13 @@ def dask_setup(worker: Any) -> None:
     # died mid-shutdown with tracebacks (and the nanny started a new one only to close it).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warm_up()
+    if os.environ.get(SANDBOX_PREWARM, "1") != "0":
+        prewarm_sandboxes()
+
+
+def prewarm_sandboxes() -> None:
+    """Start this worker's sandbox spawner in the background: the worker registers at once and
+    its first code run finds torch imported. (Where sandboxes cannot start, nothing starts.)"""
+    from drills.sandbox.pool import shared_pool
+
+    threading.Thread(target=shared_pool, name="drillbook-sandbox-prewarm", daemon=True).start()

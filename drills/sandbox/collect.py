@@ -96,8 +96,10 @@ class BwrapInfo:
 
 class Reader:
     def __init__(
-        self, reply_fd: int, stdout_fd: int, stderr_fd: int, info_fd: int, limits: Limits
+        self, reply_fd: int, stdout_fd: int, stderr_fd: int, info_fd: int | None, limits: Limits
     ) -> None:
+        """Reads the three pipes and bwrap's info pipe (None for a spawner's child, which has
+        none); closes the reply and info pipes on close(), the others stay the caller's."""
         self.limits = limits
         self.parser = ReplyParser(limits.reply_bytes)
         self.stdout = Capture("stdout", limits.output_bytes)
@@ -106,14 +108,15 @@ class Reader:
         self.blobs: dict[str, bytes] = {}
         self.stop: Stop | None = None
         self.info = BwrapInfo()
-        self._owned = (reply_fd, info_fd)
+        self._owned = (reply_fd,) if info_fd is None else (reply_fd, info_fd)
         self._selector = selectors.DefaultSelector()
         sinks: tuple[tuple[int, Capture | BwrapInfo | None], ...] = (
             (reply_fd, None),
             (stdout_fd, self.stdout),
             (stderr_fd, self.stderr),
-            (info_fd, self.info),
         )
+        if info_fd is not None:
+            sinks += ((info_fd, self.info),)
         for fd, sink in sinks:
             os.set_blocking(fd, False)
             self._selector.register(fd, selectors.EVENT_READ, sink)

@@ -21,12 +21,13 @@ import traceback
 from drills.sandbox.channel import READY, Channel, read_request
 
 
-def close_inherited(keep: int) -> None:
-    """Nothing but stdio and the reply pipe stays open: an inherited descriptor could point
-    outside the sandbox's mounts."""
+def close_inherited(keep: set[int]) -> None:
+    """Nothing but stdio and the descriptors in `keep` (the reply pipe; a spawner's control
+    socket and filter) stays open: an inherited descriptor could point outside the sandbox's
+    mounts."""
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
-        if fd > 2 and fd != keep:
+        if fd > 2 and fd not in keep:
             try:
                 os.close(fd)
             except OSError:
@@ -67,9 +68,15 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--reply-fd", type=int, required=True)
     parser.add_argument("--preload", default="")
     options = parser.parse_args(argv)
-    close_inherited(keep=options.reply_fd)
+    close_inherited(keep={options.reply_fd})
     preload([name for name in options.preload.split(",") if name])
     os.write(options.reply_fd, READY)
+    serve(options.reply_fd)
+
+
+def serve(reply_fd: int) -> None:
+    """Read the one request on stdin, run its entry with a channel on `reply_fd`, and exit:
+    0 when it returned, its code for SystemExit, 1 (with a traceback) for anything else."""
     entry, payload = read_request(sys.stdin.buffer)
     module = importlib.import_module(entry)
     run = getattr(module, "main", None)
@@ -77,7 +84,7 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"{entry} has no main(request, channel)")
     one_thread()
     try:
-        run(payload, Channel(options.reply_fd))
+        run(payload, Channel(reply_fd))
     except SystemExit as stop:
         exit_now(exit_code(stop))
     except BaseException:

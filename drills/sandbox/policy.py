@@ -58,15 +58,22 @@ def namespace_flags() -> list[str]:
     ]
 
 
-def process_flags() -> list[str]:
+def process_flags(*, spawner: bool = False) -> list[str]:
+    capabilities = (
+        # A spawner (spawner_inside.py) needs CAP_SYS_ADMIN to give each child its own mount
+        # and PID namespaces. Inside its own user namespace only: as uid 0 there, mapped to the
+        # unprivileged uid outside, it owns nothing on the host. Its children drop them all.
+        ["--uid", "0", "--cap-add", "ALL"]
+        if spawner
+        # No capabilities (a no-op when bwrap is unprivileged, which it always is here).
+        else ["--cap-drop", "ALL"]
+    )
     return [
         # If the worker (bwrap's parent thread) dies, so does the sandbox: no orphans.
         "--die-with-parent",
         # setsid(): no controlling terminal, so TIOCSTI cannot type into the caller's terminal.
         "--new-session",
-        # No capabilities (a no-op when bwrap is unprivileged, which it always is here).
-        "--cap-drop",
-        "ALL",
+        *capabilities,
         "--clearenv",
         *(arg for name, value in ENVIRONMENT.items() for arg in ("--setenv", name, value)),
     ]
@@ -137,6 +144,41 @@ def inner_command(
     ]
 
 
+def spawner_command(
+    runtime: Runtime,
+    limits: Limits,
+    *,
+    reply_fd: int,
+    control_fd: int,
+    filter_fd: int,
+    preload: tuple[str, ...],
+) -> list[str]:
+    """A spawner's program (spawner_inside.py): torch imported once, a fresh child per run."""
+    boot = (
+        f"import sys; sys.path[:0] = {list(runtime.sys_path)!r}; "
+        "from drills.sandbox.spawner_inside import main; main(sys.argv[1:])"
+    )
+    return [
+        PRLIMIT,
+        *prlimit_flags(limits),
+        "--",
+        runtime.python,
+        *PYTHON_FLAGS,
+        "-c",
+        boot,
+        "--reply-fd",
+        str(reply_fd),
+        "--control-fd",
+        str(control_fd),
+        "--filter-fd",
+        str(filter_fd),
+        "--scratch",
+        SCRATCH,
+        "--preload",
+        ",".join(preload),
+    ]
+
+
 def bwrap_argv(
     runtime: Runtime,
     limits: Limits,
@@ -144,8 +186,23 @@ def bwrap_argv(
     seccomp_fd: int,
     reply_fd: int,
     info_fd: int,
-    preload: tuple[str, ...],
+    preload: tuple[str, ...] = (),
+    spawner: tuple[int, int] | None = None,
 ) -> list[str]:
+    """The whole command line: a one-run sandbox, or with `spawner` (its control socket's and
+    its children's filter's fds) a spawner sandbox."""
+    command = (
+        inner_command(runtime, limits, reply_fd=reply_fd, preload=preload)
+        if spawner is None
+        else spawner_command(
+            runtime,
+            limits,
+            reply_fd=reply_fd,
+            control_fd=spawner[0],
+            filter_fd=spawner[1],
+            preload=preload,
+        )
+    )
     return [
         BWRAP,
         # bwrap tells us the host pid of the sandbox's PID 1 here: killing that process ends the
@@ -154,11 +211,13 @@ def bwrap_argv(
         "--info-fd",
         str(info_fd),
         *namespace_flags(),
-        *process_flags(),
+        *process_flags(spawner=spawner is not None),
         *mount_flags(runtime, limits),
-        # The system-call filter (seccomp.py), loaded by bwrap just before it runs the command.
+        # The system-call filter (seccomp.py), loaded by bwrap just before it runs the command;
+        # a spawner's lets it make namespaces and mounts for its children, which load the full
+        # one themselves.
         "--seccomp",
         str(seccomp_fd),
         "--",
-        *inner_command(runtime, limits, reply_fd=reply_fd, preload=preload),
+        *command,
     ]

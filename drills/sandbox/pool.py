@@ -1,11 +1,11 @@
-"""Sandboxes started ahead of time, with torch already imported: a cold start costs 4-5 s here
-(bwrap itself 40-90 ms), a warm one only the run.
+"""Spawners started ahead of time, with torch already imported: a cold sandbox costs 4-5 s of
+CPU here (bwrap itself 40-90 ms), a run forked from a spawner about 50 ms more than the run.
 
-Each sandbox serves one request and is thrown away (nothing of one learner's run can reach the
-next); taking one wakes the pool's thread, which starts its replacement in the background. One
-long-lived thread starts them all, because --die-with-parent kills a sandbox when the thread
-that started it ends. Each waiting sandbox holds ~510 MiB of resident memory (torch) and one
-process tree; its RLIMIT_CPU count already includes the ~4 s of its preload.
+Each run is a fresh sandbox forked from a spawner (spawner.py) and ends with the run, so nothing
+of one learner's run can reach the next; the spawner goes back to the pool for the next run, and
+is replaced once it has served its share or died. One long-lived thread starts them all, because
+--die-with-parent kills a sandbox when the thread that started it ends. Each spawner holds ~510
+MiB of resident memory (torch), which its children share until they write to it.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from contextlib import contextmanager
 
 from drills.sandbox.availability import available
 from drills.sandbox.limits import DEFAULT_LIMITS, Limits
-from drills.sandbox.process import STARTUP_S, Sandbox, StartFailed, start
+from drills.sandbox.process import STARTUP_S, StartFailed
+from drills.sandbox.spawner import Spawner, start_spawner
 
 # After a failed start the pool waits before trying again: 2 s, 4 s, ... up to a minute.
 RETRY_MAX_S = 60.0
 
 
 class WarmPool:
-    """Keeps `size` sandboxes started ahead with `preload` imported, each waiting for one
-    request. Thread-safe. close() kills the waiting ones."""
+    """Keeps `size` spawners started with `preload` imported, each serving one run at a time.
+    Thread-safe. close() kills the waiting ones."""
 
     def __init__(
         self,
@@ -38,11 +39,11 @@ class WarmPool:
         self.size = size
         self.limits = limits
         self.preload = preload
-        # The last reason a sandbox failed to start, None once one started again.
+        # The last reason a spawner failed to start, None once one started again.
         self.failure: str | None = None
         self._cond = threading.Condition()
-        self._ready: deque[Sandbox] = deque()
-        self._starting: Sandbox | None = None
+        self._ready: deque[Spawner] = deque()
+        self._starting: Spawner | None = None
         self._in_use = 0
         self._closed = False
         self._thread = threading.Thread(
@@ -51,7 +52,7 @@ class WarmPool:
         self._thread.start()
 
     def wait_ready(self, timeout: float = STARTUP_S) -> bool:
-        """Block until `size` sandboxes are waiting (True) or `timeout` passes (False)."""
+        """Block until `size` spawners are waiting (True) or `timeout` passes (False)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while len(self._ready) < self.size and not self._closed:
@@ -62,24 +63,28 @@ class WarmPool:
             return len(self._ready) >= self.size
 
     @contextmanager
-    def lease(self, limits: Limits) -> Iterator[Sandbox | None]:
-        """A waiting sandbox for one run (None when the limits differ from the pool's in what
-        a started sandbox cannot change, or when the pool cannot start any); closed after."""
-        sandbox = self._take() if limits.baked() == self.limits.baked() else None
-        if sandbox is None:
+    def lease(self, limits: Limits) -> Iterator[Spawner | None]:
+        """A waiting spawner for one run (None when the limits differ from the pool's in what
+        a started spawner cannot change, or when the pool cannot start any); back after."""
+        spawner = self._take() if limits.baked() == self.limits.baked() else None
+        if spawner is None:
             yield None
             return
         try:
-            yield sandbox
+            yield spawner
         finally:
-            sandbox.close()
             with self._cond:
                 self._in_use -= 1
+                keep = not self._closed and not spawner.spent
+                if keep:
+                    self._ready.append(spawner)
                 self._cond.notify_all()
+            if not keep:
+                spawner.close()
 
     def close(self) -> None:
-        """Kill the waiting sandboxes and stop starting new ones. Sandboxes leased out keep
-        running to their end (the pool's thread waits for them, so they are not killed)."""
+        """Kill the waiting spawners and stop starting new ones. Spawners leased out finish
+        their run (the pool's thread waits for them, so they are not killed), then close."""
         with self._cond:
             self._closed = True
             waiting = list(self._ready)
@@ -89,23 +94,23 @@ class WarmPool:
             self._cond.notify_all()
         if starting is not None:
             starting.kill()
-        for sandbox in waiting:
-            sandbox.close()
+        for spawner in waiting:
+            spawner.close()
         if idle:
             self._thread.join(timeout=STARTUP_S)
 
-    def _take(self) -> Sandbox | None:
-        """A ready sandbox, waiting for the one being started if need be."""
+    def _take(self) -> Spawner | None:
+        """A ready spawner, waiting for the one being started if need be."""
         deadline = time.monotonic() + STARTUP_S
         with self._cond:
             while True:
                 while self._ready:
-                    sandbox = self._ready.popleft()
+                    spawner = self._ready.popleft()
                     self._cond.notify_all()
-                    if sandbox.alive:
+                    if spawner.alive:
                         self._in_use += 1
-                        return sandbox
-                    sandbox.close()
+                        return spawner
+                    spawner.close()
                 remaining = deadline - time.monotonic()
                 if self._closed or self.failure is not None or remaining <= 0:
                     return None
@@ -115,7 +120,7 @@ class WarmPool:
         failures = 0
         while True:
             with self._cond:
-                while not self._closed and len(self._ready) >= self.size:
+                while not self._closed and len(self._ready) + self._in_use >= self.size:
                     self._cond.wait()
                 if self._closed:
                     break
@@ -134,27 +139,27 @@ class WarmPool:
                 self._cond.wait()
 
     def _start_one(self) -> str | None:
-        """Start a sandbox and wait until it is ready: None when it is, else why not."""
+        """Start a spawner and wait until it is ready: None when it is, else why not."""
         try:
-            sandbox = start(self.limits, self.preload)
+            spawner = start_spawner(self.limits, self.preload)
         except StartFailed as error:
             return str(error)
         with self._cond:
             if self._closed:
-                sandbox.close()
+                spawner.close()
                 return None
-            self._starting = sandbox
-        ready = sandbox.wait_ready()
+            self._starting = spawner
+        ready = spawner.wait_ready()
         with self._cond:
             self._starting = None
             if ready and not self._closed:
-                self._ready.append(sandbox)
+                self._ready.append(spawner)
                 return None
         if self._closed:
-            sandbox.close()
+            spawner.close()
             return None
-        failure = sandbox.start_failure()
-        sandbox.close()
+        failure = spawner.start_failure()
+        spawner.close()
         return failure.reason
 
 
@@ -163,7 +168,7 @@ _shared: list[WarmPool] = []
 
 
 def shared_pool() -> WarmPool | None:
-    """This process's one pool (one sandbox, default limits, torch preloaded), started on
+    """This process's one pool (one spawner, default limits, torch preloaded), started on
     first use; None where sandboxes cannot start (see available())."""
     if available() is not None:
         return None

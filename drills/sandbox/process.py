@@ -105,25 +105,12 @@ class Sandbox:
         if stop is not None or timed_out:
             self.kill()
         self.process.wait()
-        wall = time.monotonic() - started
-        common: dict[str, Any] = {
-            "frames": tuple(self.reader.frames),
-            "blobs": dict(self.reader.blobs),
-            "stdout": self.reader.stdout.text(),
-            "stderr": self.reader.stderr.text(),
-            "wall_s": wall,
-        }
-        if stop is not None:
-            return Finished(stop.status, None, reason=stop.reason, **common)
-        if timed_out:
-            reason = f"stopped after {describe_seconds(limits.wall_s)} of wall-clock time"
-            return Finished("timeout", None, reason=reason, **common)
-        code = self.process.returncode
-        exit_code = None if signal_of(code) is not None else code
-        if code == 0:
-            return Finished("ok", 0, **common)
-        return Finished(
-            "failed", exit_code, reason=failure_reason(code, common["stderr"], limits), **common
+        return conclude(
+            self.reader,
+            timed_out=timed_out,
+            returncode=self.process.returncode,
+            wall_s=time.monotonic() - started,
+            limits=limits,
         )
 
     def kill(self) -> None:
@@ -155,15 +142,55 @@ class Sandbox:
                 stream.close()
 
 
+def conclude(
+    reader: Reader, *, timed_out: bool, returncode: int, wall_s: float, limits: Limits
+) -> Finished:
+    """How a run ended, from what its reader kept and its program's exit status."""
+    stop = reader.stop
+    common: dict[str, Any] = {
+        "frames": tuple(reader.frames),
+        "blobs": dict(reader.blobs),
+        "stdout": reader.stdout.text(),
+        "stderr": reader.stderr.text(),
+        "wall_s": wall_s,
+    }
+    if stop is not None:
+        return Finished(stop.status, None, reason=stop.reason, **common)
+    if timed_out:
+        reason = f"stopped after {describe_seconds(limits.wall_s)} of wall-clock time"
+        return Finished("timeout", None, reason=reason, **common)
+    exit_code = None if signal_of(returncode) is not None else returncode
+    if returncode == 0:
+        return Finished("ok", 0, **common)
+    return Finished(
+        "failed",
+        exit_code,
+        reason=failure_reason(returncode, common["stderr"], limits),
+        **common,
+    )
+
+
 def start(limits: Limits, preload: tuple[str, ...] = ()) -> Sandbox:
     """Start one sandbox; it imports `preload`, says READY and waits for its request."""
+    process, reader = launch(limits, preload=preload)
+    return Sandbox(process, reader)
+
+
+def launch(
+    limits: Limits,
+    *,
+    preload: tuple[str, ...] = (),
+    spawner: tuple[int, int] | None = None,
+) -> tuple[subprocess.Popen[bytes], Reader]:
+    """Start bwrap: a one-run sandbox, or with `spawner` (the fds of its control socket's far
+    end and of its children's filter, passed on) a spawner sandbox (spawner.py)."""
     identity = sandbox_identity()
     for tool, package in ((policy.BWRAP, "bubblewrap"), (policy.PRLIMIT, "util-linux")):
         if not os.access(tool, os.X_OK):
             raise StartFailed(f"{tool} is missing (install {package})")
     try:
         runtime = find_runtime(identity.uid, identity.gid)
-        bpf = filter_bpf()
+        bpf = filter_bpf(spawner=spawner is not None)
     except RuntimeNotFound as error:
         raise StartFailed(str(error)) from error
     except OSError as error:
@@ -181,6 +208,7 @@ def start(limits: Limits, preload: tuple[str, ...] = ()) -> Sandbox:
             reply_fd=reply_write,
             info_fd=info_write,
             preload=preload,
+            spawner=spawner,
         )
         switch: dict[str, Any] = (
             {"user": identity.uid, "group": identity.gid, "extra_groups": []}
@@ -192,7 +220,7 @@ def start(limits: Limits, preload: tuple[str, ...] = ()) -> Sandbox:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(seccomp_fd, reply_write, info_write),
+            pass_fds=(seccomp_fd, reply_write, info_write, *(spawner or ())),
             # Its own process group, so one killpg reaches bwrap and its reaper.
             start_new_session=True,
             # bwrap's own environment: nothing of ours (the sandbox's is set by --clearenv).
@@ -209,4 +237,4 @@ def start(limits: Limits, preload: tuple[str, ...] = ()) -> Sandbox:
             os.close(fd)
     assert process.stdout is not None and process.stderr is not None
     reader = Reader(reply_read, process.stdout.fileno(), process.stderr.fileno(), info_read, limits)
-    return Sandbox(process, reader)
+    return process, reader

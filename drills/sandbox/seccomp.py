@@ -91,18 +91,26 @@ def _known(name: str) -> bool:
     return int(pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)) >= 0
 
 
-def build_filter() -> Any:
+# What a spawner (spawner_inside.py) must still do to set up each child: a new PID, mount, IPC
+# and UTS namespace and the child's mounts. Its children load the full filter afterwards.
+SPAWNER_NEEDS = frozenset({"mount", "unshare"})
+SPAWNER_CLONE_FLAGS = frozenset({"CLONE_NEWNS", "CLONE_NEWUTS", "CLONE_NEWIPC", "CLONE_NEWPID"})
+
+
+def build_filter(*, spawner: bool = False) -> Any:
     rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
     # Another ABI's call numbers mean other calls: kill, do not guess.
     rules.set_attr(pyseccomp.Attr.ACT_BADARCH, pyseccomp.KILL_PROCESS)
     for name, _reason in DENIED:
-        if _known(name):
+        if _known(name) and not (spawner and name in SPAWNER_NEEDS):
             rules.add_rule(_deny(), name)
     # clone3 passes its flags in memory, where a filter cannot look: ENOSYS makes glibc fall back
     # to clone, whose flags the rules below can check.
     if _known("clone3"):
         rules.add_rule(_deny(errno.ENOSYS), "clone3")
-    for flag in CLONE_NAMESPACE_FLAGS.values():
+    for name, flag in CLONE_NAMESPACE_FLAGS.items():
+        if spawner and name in SPAWNER_CLONE_FLAGS:
+            continue
         rules.add_rule(_deny(), "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, flag, flag))
     # Sockets: AF_UNIX only (DataLoader workers and multiprocessing use it); no network family at
     # all, on top of the empty network namespace. socketpair is covered: only AF_UNIX has one.
@@ -115,9 +123,9 @@ def build_filter() -> Any:
 
 
 @functools.cache
-def filter_bpf() -> bytes:
+def filter_bpf(*, spawner: bool = False) -> bytes:
     """The compiled filter, as bwrap reads it from its --seccomp fd (built once per process)."""
     with tempfile.TemporaryFile() as compiled:
-        build_filter().export_bpf(compiled)
+        build_filter(spawner=spawner).export_bpf(compiled)
         compiled.seek(0)
         return compiled.read()

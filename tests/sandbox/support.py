@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from drills.sandbox import Finished, Limits, available, run
+from drills.sandbox import Finished, Limits, WarmPool, available, run
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRY = "drills.sandbox.testing"
@@ -22,10 +22,24 @@ needs_sandbox = pytest.mark.skipif(
 )
 
 
+# Set by a test module's `way` fixture: run each submission in a sandbox forked from a spawner
+# (one started for it, without torch, and closed after it) instead of a cold one-run sandbox.
+FORKED = False
+
+
 def submit(code: str, limits: Limits | None = None, **options: Any) -> Finished:
-    """Run `code` in a cold sandbox (or options["pool"]) with `channel` and `request` in scope."""
+    """Run `code` in a cold sandbox (or options["pool"], or one forked from a spawner of its
+    own when FORKED) with `channel` and `request` in scope."""
     request = {"code": textwrap.dedent(code), **options.pop("request", {})}
-    return run(ENTRY, request, limits=limits or Limits(), **options)
+    limits = limits or Limits()
+    if FORKED and "pool" not in options:
+        pool = WarmPool(size=1, limits=limits, preload=())
+        try:
+            assert pool.wait_ready(), pool.failure
+            return run(ENTRY, request, limits=limits, pool=pool, **options)
+        finally:
+            pool.close()
+    return run(ENTRY, request, limits=limits, **options)
 
 
 def only_frame(finished: Finished) -> dict[str, Any]:
@@ -49,10 +63,13 @@ def processes_of(uid: int) -> list[int]:
     return pids
 
 
-def gone(uid: int, within_s: float = 5.0) -> bool:
-    """Whether every process of `uid` has ended (reaping is asynchronous: allow a moment)."""
+def gone(
+    uid: int, within_s: float = 5.0, *, besides: set[int] | frozenset[int] = frozenset()
+) -> bool:
+    """Whether every process of `uid` but those `besides` has ended (killing a namespace and
+    reaping are asynchronous: allow a moment)."""
     deadline = time.monotonic() + within_s
-    while processes_of(uid):
+    while set(processes_of(uid)) - besides:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)

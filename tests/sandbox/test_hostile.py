@@ -1,6 +1,6 @@
-"""Hostile programs, each in a cold sandbox: every one ends as a clear non-ok or harmless result
-and leaves the host as it was. None of them imports torch, so each takes a fraction of a second
-(the timing ones a few)."""
+"""Hostile programs, each in a cold sandbox and again in one forked from a spawner: every one
+ends as a clear non-ok or harmless result and leaves the host as it was. None of them imports
+torch, so each takes a fraction of a second (the timing ones a few)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,18 @@ import pytest
 
 from drills.sandbox import Limits
 from drills.sandbox.identity import SANDBOX_UID
+from tests.sandbox import support
 from tests.sandbox.support import REPO, gone, needs_sandbox, only_frame, submit
 
 pytestmark = needs_sandbox
+
+
+@pytest.fixture(params=["cold", "forked"], autouse=True)
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each program once in a one-run sandbox and once in a run forked from a spawner."""
+    monkeypatch.setattr(support, "FORKED", request.param == "forked")
+    return str(request.param)
+
 
 # Calls the frame reports as the name of the exception they raised, or "ok".
 TRY = """
@@ -422,7 +431,8 @@ def test_signals_cannot_reach_host_processes() -> None:
             "everyone": "ProcessLookupError:3",
             # The namespace's init ignores a SIGKILL from inside it.
             "init": "ok",
-            # bwrap's reaper and the program: nothing of the host.
+            # The namespace's reaper and the program: nothing of the host (nor, in a forked
+            # run, of its spawner).
             "pids": [1, 2],
         }
     finally:
