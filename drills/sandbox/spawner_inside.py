@@ -26,6 +26,7 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 
 from drills.sandbox import inside, isolation
@@ -35,6 +36,8 @@ from drills.sandbox.channel import READY
 REPLY_FD = 3
 MAX_MESSAGE = 256
 RUN_FDS = 4
+# How long a finished run's processes may take to be gone before the next run is forked anyway.
+QUIET_S = 10.0
 
 
 def main(argv: list[str]) -> None:
@@ -190,4 +193,19 @@ def follow(control: socket.socket, child: int | str) -> None:
         _, status = os.waitpid(child, 0)
     finally:
         os.close(pidfd)
+    wait_for_quiet()
     control.send(b"exit %d" % status)
+
+
+def wait_for_quiet(limit_s: float = QUIET_S) -> None:
+    """Wait until no process of the run is left: only bwrap's reaper (PID 1) and this spawner.
+
+    A killed keeper is reaped at once, while the kernel is still tearing its run's namespace
+    down; a fork bomb's dozens of processes still count against RLIMIT_NPROC (shared by all
+    runs of this spawner, which share its user namespace) and the next run's fork would fail."""
+    own = {"1", str(os.getpid())}
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if all(not name.isdigit() or name in own for name in os.listdir("/proc")):
+            return
+        time.sleep(0.01)

@@ -65,6 +65,19 @@ def programs(database: Path, repo: Path, data: Path) -> dict[str, str]:
             f"print(open({str(data / SESSION_SECRET_FILE)!r}).read())\n" + train
         ),
         "loops for ever": "while True:\n    pass\n",
+        "reads /etc/shadow": "print(open('/etc/shadow').read())\n" + train,
+        "fills the disk": (
+            "import errno\nwritten = 0\ntry:\n    with open('/scratch/fill', 'wb') as fill:\n"
+            "        while True:\n            fill.write(b'x' * 2**20)\n            written += 1\n"
+            "except OSError as error:\n"
+            "    print('disk stopped at', written, 'MiB:', errno.errorcode[error.errno])\n" + train
+        ),
+        "traces another process": (
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "for pid in (1, 2):\n"
+            "    assert libc.ptrace(16, pid, None, None) != 0, 'ptrace attached'\n"  # ATTACH
+            "print('ptrace refused: errno', ctypes.get_errno())\n" + train
+        ),
         "prints a forged verdict": (
             "import gc, json\n"
             "print(json.dumps({'status': 'passed', 'checks': 'all pass'}))\n"
@@ -86,7 +99,7 @@ def server(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
         # watchdog's (12 s + grace, tests/app/test_watchdog.py): on a loaded machine a cold
         # sandbox's start-up brought the default 5 s grace within reach.
         settings = make_settings(
-            time_limit_s=12.0, watchdog_grace_s=30.0, runs_per_learner=16, secret_key=SECRET
+            time_limit_s=12.0, watchdog_grace_s=30.0, runs_per_learner=32, secret_key=SECRET
         )
         with TestClient(create_app(settings)) as client:
             yield client
@@ -138,6 +151,11 @@ def test_hostile_code_ends_as_a_failed_run_and_touches_nothing(
         results["prints 100 MB"]["error"] or ""
     ), results["prints 100 MB"]
     assert "refused: errno 1" in results["unshares through ctypes"]["stderr"]
+    assert "No such file" in results["reads /etc/shadow"]["stderr"]
+    assert "root:" not in results["reads /etc/shadow"]["stdout"]
+    filled = results["fills the disk"]["stdout"]
+    assert "EFBIG" in filled or "ENOSPC" in filled, results["fills the disk"]
+    assert "ptrace refused: errno 1" in results["traces another process"]["stdout"]
     forged = results["prints a forged verdict"]
     assert forged["judgement"] == "failed" and "PASS" in forged["stdout"]
     # The host: no file written, the database and the server fine, the classmate judged fairly.
@@ -145,3 +163,59 @@ def test_hostile_code_ends_as_a_failed_run_and_touches_nothing(
     assert row_counts(engine)["user"] >= 3
     assert server.get("/api/drills").status_code == 200
     assert wait_for_exercise_run(bystander, fair["id"])["judgement"] == "passed"
+
+
+# A classmate's code carries this; the prying program builds it at run time, so its own file
+# (which the harness may keep in the scratch directory) does not hold it.
+CLASSMATE_MARK = "classmate-code-" + "7f3a9c"
+PRY = """
+import os
+wanted = ("classmate-code-" + "7f3a9c").encode()
+hits = []
+def look(path):
+    try:
+        with open(path, "rb") as seen:
+            if wanted in seen.read(2**22):
+                hits.append(path)
+    except OSError:
+        pass
+for root in ("/scratch", "/tmp", "/dev/shm", "/opt/drillbook"):
+    for folder, _, names in os.walk(root):
+        for name in names:
+            look(os.path.join(folder, name))
+for pid in (name for name in os.listdir("/proc") if name.isdigit()):
+    for part in ("cmdline", "environ"):
+        look(f"/proc/{pid}/{part}")
+print("classmate's code found in", hits)
+"""
+
+
+def test_a_learners_code_never_reaches_a_later_run_of_another_learner(
+    server: TestClient,
+) -> None:
+    """Runs of one worker are forked from one spawner, one after another: what a classmate's
+    run left behind (files in the scratch, /tmp and /dev/shm, its processes) is gone before the
+    next one starts, and the spawner never holds anyone's code."""
+    engine = engine_of(server)
+    add_user(engine, "classmate")
+    add_user(engine, "prier")
+    classmate, prier = signed_in(server.app, "classmate"), signed_in(server.app, "prier")
+    solution = get_exercise(EXERCISE).solution
+    leaves = (
+        f"MARK = {CLASSMATE_MARK!r}\n"
+        "for folder in ('/scratch', '/tmp', '/dev/shm'):\n"
+        "    open(folder + '/notes.txt', 'w').write(MARK)\n" + solution
+    )
+    for _ in range(2):  # one after the other, so both workers have likely run one
+        run = classmate.post(f"/api/exercises/{EXERCISE}/runs", json={"code": leaves}).json()
+        assert wait_for_exercise_run(classmate, run["id"])["judgement"] == "passed"
+    train = get_exercise(EXERCISE).starter
+    # Two at once: one on each worker, each after a classmate's run there.
+    pries = [
+        prier.post(f"/api/exercises/{EXERCISE}/runs", json={"code": PRY + train}).json()["id"]
+        for _ in range(2)
+    ]
+    for run_id in pries:
+        result = wait_for_exercise_run(prier, run_id)
+        assert "classmate's code found in []" in result["stdout"], result
+        assert CLASSMATE_MARK not in f"{result['stdout']} {result['stderr']}"

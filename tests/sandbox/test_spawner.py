@@ -63,6 +63,7 @@ def pool(own_uid: int) -> Iterator[WarmPool]:
     assert pool.wait_ready(), pool.failure
     yield pool
     pool.close()
+    assert gone(own_uid), "closing the pool ends its spawners and everything they forked"
 
 
 def test_nothing_of_a_run_reaches_the_next_one(own_uid: int, pool: WarmPool) -> None:
@@ -114,3 +115,27 @@ def test_a_malformed_request_ends_the_run_not_the_spawner(pool: WarmPool) -> Non
     assert finished.status == "failed"
     assert "JSONDecodeError" in finished.stderr
     assert only_frame(submit("channel.send({'next': True})", LIMITS, pool=pool)) == {"next": True}
+
+
+def test_a_fork_bomb_stopped_at_the_wall_clock_leaves_the_next_run_its_processes(
+    pool: WarmPool,
+) -> None:
+    bomb = (
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    )
+    assert submit(bomb, Limits(wall_s=1), pool=pool).status == "timeout"
+    # The runs of a spawner share its user namespace, where RLIMIT_NPROC counts: the next one
+    # is forked only once the bomb's processes are gone (it failed with EAGAIN before).
+    forks = """
+    import os
+    children = []
+    for _ in range(8):
+        child = os.fork()
+        if child == 0:
+            os._exit(0)
+        children.append(child)
+    for child in children:
+        os.waitpid(child, 0)
+    channel.send({"forked": len(children)})
+    """
+    assert only_frame(submit(forks, LIMITS, pool=pool)) == {"forked": 8}
