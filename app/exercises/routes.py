@@ -4,19 +4,21 @@ the learner's code (queued, streamed live, judged), the hint ladder and the earn
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
 from app.access import can_read_work_of
 from app.deps import BrokerDep, CurrentUser, EngineDep, RowId, RunnerDep, SessionDep
 from app.exercises import service, views
+from app.exercises.judgements import run_of
 from app.forms import FormDataDep
 from app.models import MAX_ROW_ID, Attempt
 from app.schemas import error_responses
 from app.streams import StreamSource, event_stream
 from app.templating import templates
 from drills.exercises.contract import Exercise
+from drills.exercises.record import CODE_FILE
 from drills.exercises.registry import UnknownExercise, all_exercises, get_exercise
 
 api_router = APIRouter(prefix="/api/exercises", tags=["exercises"])
@@ -64,6 +66,12 @@ class HintAsk(BaseModel):
     rung: int | None = Field(
         default=None, ge=1, le=20, description="Reveal hints up to this one (default: the next)."
     )
+
+
+CODE_DOWNLOAD = {
+    "description": "The file as submitted (saved as the name its replay command reads).",
+    "content": {"text/x-python": {"schema": {"type": "string"}}},
+}
 
 
 def _refused(error: service.InvalidCode) -> HTTPException:
@@ -126,6 +134,24 @@ def create_run(
 @api_router.get("/runs/{run_id}", responses=error_responses(401, 404, 422))
 def get_run(attempt: RunDep, session: SessionDep) -> dict[str, Any]:
     return views.run_public(session, attempt=attempt)
+
+
+@api_router.get(
+    "/runs/{run_id}/code",
+    response_class=Response,
+    responses=error_responses(401, 404, 422) | {200: CODE_DOWNLOAD},
+)
+def download_code(attempt: RunDep, session: SessionDep) -> Response:
+    """The run's file exactly as submitted, named as its replay command reads it."""
+    run = run_of(session, attempt)
+    if run is None:
+        raise HTTPException(status_code=404, detail=f"No exercise run {attempt.id}.")
+    # A fixed name, made by the server: nothing of the learner's reaches the header.
+    return Response(
+        run.code.encode(),
+        media_type="text/x-python",
+        headers={"Content-Disposition": f'attachment; filename="{CODE_FILE}"'},
+    )
 
 
 def run_stream(attempt: RunDep, session: SessionDep) -> StreamSource:

@@ -96,6 +96,7 @@ def run_context(session: Session, *, exercise: Exercise, attempt: Attempt) -> di
         "series": series,
         "chart": CURVE_CHART,
         "cursor": cursor,
+        "urls": run_links(attempt),
     }
 
 
@@ -131,6 +132,8 @@ def run_links(attempt: Attempt) -> dict[str, str]:
     return {
         "self": f"/api/exercises/runs/{attempt.id}",
         "events": f"/api/exercises/runs/{attempt.id}/events",
+        # The file the replay command (attempt.command) reads, exactly as submitted.
+        "code": f"/api/exercises/runs/{attempt.id}/code",
         "page": f"/exercises/{attempt.exercise_slug}/runs/{attempt.id}",
     }
 

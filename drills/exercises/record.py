@@ -2,7 +2,7 @@
 (drills/core/runner.py), with the judge's Judgement under "exercise".
 
     run_exercise(exercise, code, seed, emit=..., wall_s=..., pool=...) -> record
-    exercise_command(slug, seed) -> the command that judges the same file again
+    exercise_command(slug, seed) -> the command that judges the same file (CODE_FILE) again
 """
 
 from __future__ import annotations
@@ -22,12 +22,15 @@ from drills.exercises.transport import SandboxRun
 # The record's status for each way a judgement can end (the drill runner's vocabulary): a file
 # that ran and failed its checks is a run that finished; one that could not be judged is not.
 RECORD_STATUS = {"timeout": "timed_out", "too-much-output": "resource_limit"}
+# The name the replay command reads the learner's file under: the app serves a run's code
+# under this name (app/exercises/routes.py), so the downloaded file and the command agree.
+CODE_FILE = "exercise.py"
 
 
 def exercise_command(slug: str, seed: int) -> str:
-    """The command that judges the stored file (saved as exercise.py) again, on the same seeds."""
+    """The command that judges the stored file (saved as CODE_FILE) again, on the same seeds."""
     return shlex.join(
-        ["python", "-m", "drills", "exercise", "run", slug, "--code", "exercise.py"]
+        ["python", "-m", "drills", "exercise", "run", slug, "--code", CODE_FILE]
         + ["--seed", str(seed)]
     )
 

@@ -123,6 +123,7 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "/exercises/{slug}/runs/{run_id}/panel"): READ_OWN_WORK,
     ("GET", "/api/exercises/runs/{run_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/exercises/runs/{run_id}/events"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+    ("GET", "/api/exercises/runs/{run_id}/code"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
 }  # fmt: skip
 
 INVALID_FORMS = {

@@ -339,7 +339,11 @@ def exercise_answers(
             client.post(f"{slug}/solution", params=nul),
         ],
     }
-    for path in ("/api/exercises/runs/{run_id}", "/api/exercises/runs/{run_id}/events"):
+    for path in (
+        "/api/exercises/runs/{run_id}",
+        "/api/exercises/runs/{run_id}/events",
+        "/api/exercises/runs/{run_id}/code",
+    ):
         answers[("get", path)] = [
             anonymous.get(path.format(run_id=1)),
             client.get(path.format(run_id=999_999)),

@@ -2,6 +2,9 @@
 ladder and the earned solution, what is stored, and who may read what."""
 
 import html
+import json
+import shlex
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +13,7 @@ from sqlmodel import Session, select
 
 from app.exercises.models import ExerciseHelp, ExerciseRun
 from app.models import Attempt
+from drills.cli import main as drills_command
 from drills.exercises.registry import all_exercises, get_exercise
 from drills.sandbox import available
 from tests.app.factories import add_user, engine_of, row_counts, signed_in
@@ -71,6 +75,54 @@ def test_the_reference_solution_passes_and_is_stored_with_its_diff(client: TestC
     # The run page shows the verdict and the checks.
     page = client.get(done["urls"]["page"]).text
     assert "judgement-passed" in page and "check-pass" in page
+
+
+def test_a_runs_code_downloads_as_submitted_to_whoever_may_read_the_run(
+    client: TestClient,
+) -> None:
+    exercise = get_exercise(exercise_slug())
+    # Line ends, a tab and text beyond ASCII: the download is the stored file, byte for byte.
+    code = exercise.starter + "\n# relu \u2192 GELU?\t(\u00e9t\u00e9)\n"
+    run = wait_for_exercise_run(client, post_run(client, exercise.slug, code)["id"])
+    url = f"/api/exercises/runs/{run['id']}/code"
+    assert run["urls"]["code"] == url
+    got = client.get(url)
+    assert got.status_code == 200
+    assert got.content == code.encode()
+    assert got.headers["content-type"] == "text/x-python; charset=utf-8"
+    # The name the stored replay command reads it under.
+    assert got.headers["content-disposition"] == 'attachment; filename="exercise.py"'
+    assert "--code exercise.py" in run["command"]
+    assert f'href="{url}"' in client.get(run["urls"]["page"]).text
+    add_user(engine_of(client), "learner-b")
+    assert signed_in(client.app, "learner-b").get(url).status_code == 404
+    assert TestClient(client.app).get(url).status_code == 401
+
+
+def test_a_stored_run_replays_from_its_downloaded_code_to_the_same_judgement(
+    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    exercise = get_exercise(exercise_slug())
+    done = wait_for_exercise_run(client, post_run(client, exercise.slug, exercise.solution)["id"])
+    assert done["judgement"] == "passed", done
+    download = client.get(done["urls"]["code"])
+    filename = download.headers["content-disposition"].split('filename="')[1].rstrip('"')
+    (tmp_path / filename).write_bytes(download.content)
+    # The stored command, run as the CLI runs it (in-process), in the folder holding the file.
+    words = shlex.split(done["command"])
+    assert words[:3] == ["python", "-m", "drills"]
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert drills_command([*words[3:], "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    with Session(engine_of(client)) as session:
+        attempt = session.get(Attempt, done["id"])
+        assert attempt is not None
+        seed, verdict = attempt.seed, attempt.observed_hypothesis
+    assert replayed["exercise"] == exercise.slug and replayed["seed"] == seed
+    assert replayed["status"] == done["judgement"]
+    assert replayed["checks"] == done["checks"]
+    assert replayed["verdict"] == verdict
 
 
 def test_the_starter_as_given_is_not_attempted_and_a_wrong_fix_fails(client: TestClient) -> None:
