@@ -14,8 +14,10 @@ from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.whole_numbers import whole_number
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES, Case, CaseSet, Experiment
+from drills.cases.draw import Draw, fix_knobs
 from drills.cases.outcomes import reading
 from drills.core.source import training_source
+from drills.core.source_diff import SourceDiff, source_diff
 
 STAGE_WORDS = {
     CaseStage.diagnosing: "Diagnose",
@@ -250,9 +252,21 @@ def reveal_context(
         "score": score,
         "experiment_rows": experiment_rows,
         "overlay": overlay(case_set, runs),
-        # Revealed only: the symptom's code with the hidden cause's lines marked.
+        # Revealed only: what the fix changes in the symptom's code, then that code with the
+        # hidden cause's lines marked.
+        "code_diff": fix_diff(case, case_attempt),
+        "diff_against_defaults": False,
         "code_files": training_source(case_set.drill_object, case_attempt.knobs),
     }
+
+
+def fix_diff(case: Case, case_attempt: CaseAttempt) -> SourceDiff:
+    """The symptom's code as it ran against the code with the fix that heals the drawn cause
+    (not the learner's fix: the diff shows what the cause was)."""
+    case_set = case.case_set
+    drawn = Draw(case_attempt.cause, case_attempt.seed, dict(case_attempt.knobs))
+    healing = case_set.fix(case.fix_of(case_attempt.cause))
+    return source_diff(case_set.drill_object, case_attempt.knobs, fix_knobs(case, drawn, healing))
 
 
 def case_list(session: Session, learner_id: int | None) -> list[dict[str, Any]]:

@@ -19,7 +19,8 @@ from drills.cases.contract import FAMILIES
 from drills.cases.outcomes import reading
 from drills.core.registry import UnknownDrill, get_drill
 from drills.core.source import training_source
-from drills.practice.round_answers import MAX_POINTS, cause_of, model_answer
+from drills.core.source_diff import source_diff
+from drills.practice.round_answers import MAX_POINTS, cause_of, fixed_setup, model_answer
 
 
 def run_context(session: Session, diagnosis_round: DiagnosisRound) -> dict[str, Any]:
@@ -73,6 +74,7 @@ def reveal_context(diagnosis_round: DiagnosisRound, run: Attempt) -> dict[str, A
     first_test = experiments.get(diagnosis.get("first_test", ""))
     considered = [diagnosis.get("leading", ""), *diagnosis.get("alternatives", [])]
     cause = cause_of(variant)
+    fixed = fixed_setup(variant, diagnosis_round.knobs)
     return {
         "truth": {
             "cause": cause.text,
@@ -88,7 +90,10 @@ def reveal_context(diagnosis_round: DiagnosisRound, run: Attempt) -> dict[str, A
         },
         "score": score,
         "max_points": MAX_POINTS,
-        # Answered only: the run's code with the planted cause's lines marked.
+        # Answered only: what the model fix changes in the run's code, then that code with the
+        # planted cause's lines marked.
+        "code_diff": source_diff(drill, diagnosis_round.knobs, fixed.knobs),
+        "diff_against_defaults": not fixed.by_model_fix,
         "code_files": training_source(drill, diagnosis_round.knobs),
         # The five parts, the learner's beside the model's.
         "parts": [

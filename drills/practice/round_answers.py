@@ -10,6 +10,7 @@ are words: they are shown beside the model answer, and an instructor may review 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from drills.cases.evidence import cause_telltales
 from drills.cases.outcomes import separates
 from drills.cases.registry import all_case_sets
 from drills.cases.scoring import Diagnosis
+from drills.core.knobs import resolve_knobs
 from drills.practice.rounds import RoundVariant
 
 MAX_MODEL_ALTERNATIVES = 2
@@ -47,6 +49,29 @@ class ModelAnswer:
 def model_fix(variant: RoundVariant) -> Fix:
     """The fix that heals the variant's cause (each cause of a case set names its own)."""
     return case_set_of(variant).fix(cause_of(variant).fix)
+
+
+@dataclass(frozen=True)
+class FixedSetup:
+    """The knobs of a round's run with its cause fixed, for the diff its answer shows."""
+
+    knobs: dict[str, Any]
+    # False when the variant's fix changes nothing of a run its cause planted something in: the
+    # knobs the cause set are then put back to the drill's defaults instead.
+    by_model_fix: bool
+
+
+def fixed_setup(variant: RoundVariant, knobs: Mapping[str, Any]) -> FixedSetup:
+    """`knobs` (the round's run, as stored) with the model fix applied; resolved first, since a
+    stored run holds JSON lists where the drill's knobs and a fix's `replace` hold tuples."""
+    drill = case_set_of(variant).drill_object
+    ran = resolve_knobs(drill, knobs)
+    fixed = resolve_knobs(drill, model_fix(variant).change.apply(ran))
+    if fixed != ran or cause_of(variant).family == "healthy":
+        return FixedSetup(fixed, by_model_fix=True)
+    defaults = resolve_knobs(drill, {})
+    planted = {name: defaults[name] for name in variant.knobs}
+    return FixedSetup({**ran, **planted}, by_model_fix=False)
 
 
 def model_answer(variant: RoundVariant) -> ModelAnswer:

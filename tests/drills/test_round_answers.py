@@ -5,14 +5,19 @@ own reading, not the variant's label."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from drills.cases.contract import NO_CHANGE, Fix
 from drills.cases.outcomes import separates
 from drills.cases.registry import all_cases
 from drills.cases.scoring import Diagnosis
+from drills.practice import round_answers
 from drills.practice.round_answers import (
     case_set_of,
     cause_of,
+    fixed_setup,
     model_answer,
     model_fix,
     score_round,
@@ -99,3 +104,30 @@ def test_telltales_name_the_variant_the_drill_and_the_planted_values() -> None:
     found = telltales(variant)
     assert {variant.key, "backbone-not-optimized", "optimizer-membership"} <= found
     assert "exclude=backbone" in found
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda variant: variant.key)
+def test_every_variant_is_fixed_by_its_model_fix(variant: RoundVariant) -> None:
+    """The knobs a round's answer diffs against: the model fix applied to the run's knobs (read
+    back as JSON stores them), which undoes what the cause planted unless nothing was."""
+    knobs = {**variant.base, **variant.knobs}
+    fixed = fixed_setup(variant, json.loads(json.dumps(knobs)))
+    assert fixed.by_model_fix
+    changed = {
+        name for name in fixed.knobs if fixed.knobs[name] != knobs.get(name, fixed.knobs[name])
+    }
+    if variant.family == "healthy":
+        assert not changed
+    else:
+        assert changed, variant.key
+
+
+def test_a_variant_whose_fix_changes_nothing_is_diffed_against_the_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    variant = get_variant("overfit-one-batch/labels-reshuffled")
+    monkeypatch.setattr(round_answers, "model_fix", lambda _: Fix("none", "Nothing.", NO_CHANGE))
+    fixed = fixed_setup(variant, {**variant.base, **variant.knobs, "lr": 0.5})
+    assert not fixed.by_model_fix
+    assert fixed.knobs["bug"] == "none"  # the planted knob, at the drill's default
+    assert fixed.knobs["lr"] == 0.5  # the rest of the run as it was
