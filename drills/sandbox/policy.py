@@ -122,26 +122,24 @@ def mount_flags(runtime: Runtime, limits: Limits) -> list[str]:
     ]
 
 
+def program_command(
+    runtime: Runtime, limits: Limits, module: str, arguments: list[str]
+) -> list[str]:
+    """prlimit, then Python running `module`'s main(arguments) with the sandbox's own sys.path."""
+    boot = (
+        f"import sys; sys.path[:0] = {list(runtime.sys_path)!r}; "
+        f"from {module} import main; main(sys.argv[1:])"
+    )
+    python = [runtime.python, *PYTHON_FLAGS, "-c", boot, *arguments]
+    return [PRLIMIT, *prlimit_flags(limits), "--", *python]
+
+
 def inner_command(
     runtime: Runtime, limits: Limits, *, reply_fd: int, preload: tuple[str, ...]
 ) -> list[str]:
-    boot = (
-        f"import sys; sys.path[:0] = {list(runtime.sys_path)!r}; "
-        "from drills.sandbox.inside import main; main(sys.argv[1:])"
-    )
-    return [
-        PRLIMIT,
-        *prlimit_flags(limits),
-        "--",
-        runtime.python,
-        *PYTHON_FLAGS,
-        "-c",
-        boot,
-        "--reply-fd",
-        str(reply_fd),
-        "--preload",
-        ",".join(preload),
-    ]
+    """A one-run sandbox's program (inside.py)."""
+    arguments = ["--reply-fd", str(reply_fd), "--preload", ",".join(preload)]
+    return program_command(runtime, limits, "drills.sandbox.inside", arguments)
 
 
 def spawner_command(
@@ -154,29 +152,11 @@ def spawner_command(
     preload: tuple[str, ...],
 ) -> list[str]:
     """A spawner's program (spawner_inside.py): torch imported once, a fresh child per run."""
-    boot = (
-        f"import sys; sys.path[:0] = {list(runtime.sys_path)!r}; "
-        "from drills.sandbox.spawner_inside import main; main(sys.argv[1:])"
-    )
-    return [
-        PRLIMIT,
-        *prlimit_flags(limits),
-        "--",
-        runtime.python,
-        *PYTHON_FLAGS,
-        "-c",
-        boot,
-        "--reply-fd",
-        str(reply_fd),
-        "--control-fd",
-        str(control_fd),
-        "--filter-fd",
-        str(filter_fd),
-        "--scratch",
-        SCRATCH,
-        "--preload",
-        ",".join(preload),
+    arguments = [
+        *("--reply-fd", str(reply_fd), "--control-fd", str(control_fd)),
+        *("--filter-fd", str(filter_fd), "--scratch", SCRATCH, "--preload", ",".join(preload)),
     ]
+    return program_command(runtime, limits, "drills.sandbox.spawner_inside", arguments)
 
 
 def bwrap_argv(
