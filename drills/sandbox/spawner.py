@@ -102,7 +102,13 @@ class Spawner(Sandbox):
             pass  # it died first: its exit status says how
         finally:
             os.close(stdin)
-        reader.pump(deadline, on_frame=on_frame)
+        try:
+            reader.pump(deadline, on_frame=on_frame)
+        except BaseException:
+            # on_frame raised (a cancelled run): the run ends here, and the spawner must have
+            # reported it before it can take the next one.
+            self._kill_child()
+            raise
         timed_out = reader.stop is None and reader.open
         returncode = None
         try:
@@ -146,7 +152,7 @@ class Spawner(Sandbox):
         try:
             self.control.send(b"kill")
             status = self._exit_status(KILL_GRACE_S)
-        except OSError:
+        except (OSError, SpawnerGone):
             status = None
         if status is None:
             self.kill()

@@ -139,3 +139,20 @@ def test_a_fork_bomb_stopped_at_the_wall_clock_leaves_the_next_run_its_processes
     channel.send({"forked": len(children)})
     """
     assert only_frame(submit(forks, LIMITS, pool=pool)) == {"forked": 8}
+
+
+def test_a_run_cancelled_from_on_frame_ends_before_the_next_one_starts(pool: WarmPool) -> None:
+    class Cancelled(Exception):
+        pass
+
+    def cancel(frame: dict[str, object]) -> None:
+        raise Cancelled
+
+    endless = "import time\nchannel.send({'started': True})\nwhile True:\n    time.sleep(0.01)\n"
+    with pytest.raises(Cancelled):
+        submit(endless, LIMITS, pool=pool, on_frame=cancel)
+    # The spawner reported the cancelled run's end before it went back to the pool: the next
+    # run's exit status is its own (before, it read the cancelled one's and ended "failed").
+    for number in range(3):
+        finished = submit(f"channel.send({{'run': {number}}})", LIMITS, pool=pool)
+        assert only_frame(finished) == {"run": number}
