@@ -1,8 +1,6 @@
 """Where each learner stands on each drill: not started → attempted → pending → accepted, or
 changes requested."""
 
-import csv
-import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -120,25 +118,6 @@ def cohort_learners(session: Session, *, cohort: Cohort) -> list[User]:
             .order_by(col(User.username))
         ).all()
     )
-
-
-def cohort_csv(session: Session, *, cohort: Cohort) -> str:
-    learners = cohort_learners(session, cohort=cohort)
-    grid = progress_grid(session, learner_ids=[u.id for u in learners if u.id is not None])
-    slugs = [drill.slug for drill in all_drills()]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["username", "display_name", *slugs])
-    for learner in learners:
-        assert learner.id is not None
-        # A leading = + - @ would make a spreadsheet evaluate the cell: prefix it with a quote.
-        names = [_inert(learner.username), _inert(learner.display_name)]
-        writer.writerow([*names, *(grid[learner.id][slug] for slug in slugs)])
-    return out.getvalue()
-
-
-def _inert(cell: str) -> str:
-    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 def latest_feedback(session: Session, *, learner_id: int) -> dict[str, tuple[Submission, Review]]:

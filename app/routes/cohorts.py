@@ -9,12 +9,13 @@ from sqlmodel import Session
 
 from app import cohorts, review_items
 from app.case_results import cohort_case_results
+from app.cohort_csv import cohort_csv
 from app.deps import CohortDep, CurrentUser, InstructorDep, NowDep, SessionDep
 from app.exercises.views import cohort_exercises
 from app.forms import FormDep
 from app.models import Cohort
 from app.practice_results import cohort_practice
-from app.progress import cohort_csv, cohort_learners, progress_grid, work_links
+from app.progress import cohort_learners, progress_grid, work_links
 from app.templating import templates
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
@@ -54,20 +55,30 @@ def cohort_page(
 def cohort_context(
     session: Session, cohort: Cohort, budget_error: str | None = None, *, now: datetime
 ) -> dict[str, Any]:
-    learners = cohort_learners(session, cohort=cohort)
+    results = cohort_results(session, cohort)
+    learners = results["learners"]
     ids = [u.id for u in learners if u.id is not None]
-    return {
+    return results | {
         "cohort": cohort,
-        "learners": learners,
-        "grid": progress_grid(session, learner_ids=ids),
         "links": work_links(session, learner_ids=ids),
         "drills": [describe(d) for d in all_drills()],
-        "case_results": cohort_case_results(session, learners),
-        "exercise_results": cohort_exercises(session, ids),
         "practice": cohort_practice(session, learners, now=now),
         "review_items": review_items.cohort_items(session, cohort_id=cohort.id or 0),
         "item_form": {},
         "errors": {"case_budget": budget_error} if budget_error else {},
+    }
+
+
+def cohort_results(session: Session, cohort: Cohort) -> dict[str, Any]:
+    """Each learner's standing on every drill, case and exercise: the page's grids and the CSV's
+    columns, gathered in one place so the two cannot drift apart."""
+    learners = cohort_learners(session, cohort=cohort)
+    ids = [u.id for u in learners if u.id is not None]
+    return {
+        "learners": learners,
+        "grid": progress_grid(session, learner_ids=ids),
+        "case_results": cohort_case_results(session, learners),
+        "exercise_results": cohort_exercises(session, ids),
     }
 
 
@@ -114,7 +125,7 @@ def add_review_item(
 @router.get("/cohorts/{cohort_id}/progress.csv")
 def cohort_progress_csv(cohort: CohortDep, session: SessionDep, user: CurrentUser) -> Response:
     return Response(
-        cohort_csv(session, cohort=cohort),
+        cohort_csv(**cohort_results(session, cohort)),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="cohort-{cohort.id}-progress.csv"'},
     )
