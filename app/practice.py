@@ -60,6 +60,7 @@ class DueToday:
     ready: list[DueEntry]  # due now, in the order to take them
     later_today: list[DueEntry]  # due again before the day ends (a failed item comes back)
     next_due_at: datetime | None  # after today's: when the next review falls due
+    due_tomorrow: int  # items met before that fall due tomorrow (new ones come on top)
 
 
 def day_start(now: datetime) -> datetime:
@@ -68,6 +69,7 @@ def day_start(now: datetime) -> datetime:
 
 def due_today(session: Session, *, learner_id: int, now: datetime) -> DueToday:
     tomorrow = day_start(now) + timedelta(days=1)
+    day_after = tomorrow + timedelta(days=1)
     cards = session.exec(
         select(ReviewCard)
         .where(ReviewCard.learner_id == learner_id)
@@ -76,6 +78,7 @@ def due_today(session: Session, *, learner_id: int, now: datetime) -> DueToday:
     ready: list[DueEntry] = []
     later: list[DueEntry] = []
     next_due: datetime | None = None
+    due_tomorrow = 0
     for card in cards:
         try:
             item = practice_item(session, learner_id=learner_id, key=card.item_key)
@@ -88,10 +91,11 @@ def due_today(session: Session, *, learner_id: int, now: datetime) -> DueToday:
             ready.append(entry)
         elif card.due_at < tomorrow:
             later.append(entry)
-        elif next_due is None:
-            next_due = card.due_at
+        else:
+            next_due = next_due or card.due_at  # the cards come soonest first
+            due_tomorrow += card.due_at < day_after
     ready.extend(_new_items(session, learner_id, cards, now))
-    return DueToday(ready=ready, later_today=later, next_due_at=next_due)
+    return DueToday(ready=ready, later_today=later, next_due_at=next_due, due_tomorrow=due_tomorrow)
 
 
 def _new_items(

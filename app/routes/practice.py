@@ -2,11 +2,12 @@
 and the rating that reschedules it."""
 
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import practice, review_items
+from app import practice, review_items, review_return
 from app.deps import CurrentUser, NowDep, SessionDep
 from app.error_pages import error_page
 from app.forms import FormDep, is_htmx
@@ -17,10 +18,23 @@ from app.whole_numbers import whole_number
 router = APIRouter(tags=["practice"], include_in_schema=False)
 
 
+def _coming_back(
+    session: SessionDep, user: CurrentUser, rated: str, now: NowDep
+) -> review_return.ComingBack | None:
+    return review_return.coming_back(session, learner_id=user.saved_id, key=rated, now=now)
+
+
 @router.get("/practice", response_class=HTMLResponse)
-def due_today(request: Request, session: SessionDep, user: CurrentUser, now: NowDep) -> Response:
-    due = practice.due_today(session, learner_id=user.saved_id, now=now)
-    return templates.TemplateResponse(request, "pages/practice.html", {"due": due, "now": now})
+def due_today(
+    request: Request, session: SessionDep, user: CurrentUser, now: NowDep, rated: str = ""
+) -> Response:
+    """`rated`: the item rated just before (see rate()), to say when it is back."""
+    context = {
+        "due": practice.due_today(session, learner_id=user.saved_id, now=now),
+        "now": now,
+        "coming_back": _coming_back(session, user, rated, now),
+    }
+    return templates.TemplateResponse(request, "pages/practice.html", context)
 
 
 def _item(session: SessionDep, user: CurrentUser, key: str) -> review_items.PracticeItem:
@@ -49,13 +63,21 @@ def _page(
 
 
 @router.get("/practice/{key}", response_class=HTMLResponse)
-def item_page(key: str, request: Request, session: SessionDep, user: CurrentUser) -> Response:
+def item_page(
+    key: str,
+    request: Request,
+    session: SessionDep,
+    user: CurrentUser,
+    now: NowDep,
+    rated: str = "",
+) -> Response:
     context = {
         "item": _item(session, user, key),
         "seen_reviews": _reviews_of(session, user, key),
         "answer": "",
         "revealed": False,
         "errors": {},
+        "coming_back": _coming_back(session, user, rated, now),
     }
     return _page(request, context, partial=False)
 
@@ -116,8 +138,10 @@ def rate(
         message = "You rated this item already (another tab, or a double click)."
         return error_page(request, 409, message)
     following = practice.due_today(session, learner_id=user.saved_id, now=now).ready
-    # On to the next item due, until none is left.
-    target = f"/practice/{following[0].key}" if following else "/practice?done=1"
+    # On to the next item due, until none is left. The page there says when this one is back:
+    # the link names the item only, the due date is read from its card.
+    rated = urlencode({"rated": key})
+    target = f"/practice/{following[0].key}?{rated}" if following else f"/practice?done=1&{rated}"
     return RedirectResponse(target, status_code=303)
 
 

@@ -5,6 +5,9 @@ curve round read rightly), never by a click.
 The plan's hours, in our words: rebuild the mechanism of a training step; practise the
 debugging mechanics on broken loops; the mechanics particular to language models; and saying a
 diagnosis of a curve out loud (the five-part diagnosis every case asks for).
+
+Doing comes before recalling: a recall step comes after a drill (or a round) that shows its
+answer, so a new learner's first step is a run, not a question on something never taught.
 """
 
 from __future__ import annotations
@@ -61,11 +64,10 @@ PATH: tuple[Stage, ...] = (
         title="Hour 1 · Rebuild the mechanism",
         goal="Know what one training step does well enough to say where each failure enters.",
         steps=(
+            _drill("overfit-one-batch"),
             _review("diagnostic-stack"),
             _review("softmax-gradient"),
             _review("learning-rate-both-ends"),
-            _review("none-versus-zero-gradient"),
-            _drill("overfit-one-batch"),
         ),
     ),
     Stage(
@@ -76,6 +78,7 @@ PATH: tuple[Stage, ...] = (
         steps=(
             _review("fastest-wiring-check"),
             _drill("break-the-graph"),
+            _review("none-versus-zero-gradient"),  # the detached graph shows it
             _drill("optimizer-membership"),
             _drill("silent-no-learning"),
             _case("a-fresh-head"),
@@ -87,10 +90,10 @@ PATH: tuple[Stage, ...] = (
         title="Hour 3 · Language-model mechanics",
         goal="Shifting, masks and which tokens count: read a loss floor for what it says.",
         steps=(
+            _drill("double-shift-labels"),
             _review("three-masks"),
             _review("double-shift"),
             _review("prompt-dominated-loss"),
-            _drill("double-shift-labels"),
             _case("a-borrowed-data-loader"),
         ),
     ),
@@ -100,8 +103,8 @@ PATH: tuple[Stage, ...] = (
         goal="For each curve: the leading hypothesis, its alternatives, the first test that "
         "tells them apart, the likely fix and the evidence that it worked.",
         steps=(
+            _rounds(1),  # a round asks for the five parts before they are recalled
             _review("five-part-diagnosis"),
-            _rounds(1),
             _case("a-wide-mlp-on-noisy-labels"),
             _case("a-quick-sweep"),
             _case("nan-some-way-in"),

@@ -3,11 +3,12 @@ answer, then the rating), FSRS rescheduling under an injected clock, misses beco
 who may see what."""
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.models import ReviewCard, ReviewLogEntry
 from app.practice import NEW_PER_DAY
@@ -78,7 +79,7 @@ def test_a_review_asks_first_then_shows_the_model_answer_then_reschedules(
     assert not logs(client)  # nothing is stored before the rating
 
     following = review(client, FIRST, "good", answer="Overfit one batch.")
-    assert following == f"/practice/track:{all_items()[1].key}"
+    assert following == f"/practice/track:{all_items()[1].key}?rated=track%3A{item.key}"
     [entry] = logs(client)
     assert (entry.item_key, entry.rating, entry.answer) == (FIRST, "good", "Overfit one batch.")
     # Rated good: not due again today, nor in the day's new items; tomorrow neither.
@@ -406,3 +407,62 @@ def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock)
         assert ("rounds:1" in done()) and (("rounds:5" in done()) is False)
     add_round(engine, me, number=7)
     assert {"rounds:1", "rounds:5"} <= done()
+
+
+def move_due(client: TestClient, due: dict[str, datetime]) -> None:
+    """Set the stored due dates of some of the learner's cards, by item key."""
+    with Session(engine_of(client)) as session:
+        for card in session.exec(select(ReviewCard).where(col(ReviewCard.item_key).in_(due))):
+            card.due_at = due[card.item_key]
+            session.add(card)
+        session.commit()
+
+
+def due_tomorrow(client: TestClient) -> str | None:
+    found = re.search(r'id="due-tomorrow"><strong>(.*?)</strong>', client.get("/practice").text)
+    return found.group(1) if found else None
+
+
+def test_an_empty_day_says_how_many_are_due_tomorrow(client: TestClient, clock: Clock) -> None:
+    keys = ready_keys(client)
+    for key in keys:
+        review(client, key, "good")  # every one due in days, none tomorrow
+    assert ready_keys(client) == [] and due_tomorrow(client) is None
+    tuesday = MONDAY.replace(hour=0) + timedelta(days=1)
+    move_due(
+        client,
+        {
+            keys[0]: MONDAY + timedelta(hours=10),  # later today: not tomorrow's
+            keys[1]: tuesday,
+            keys[2]: tuesday + timedelta(hours=23, minutes=59),
+            keys[3]: tuesday + timedelta(days=1),  # Wednesday: not tomorrow's
+        },
+    )
+    assert due_tomorrow(client) == "2 due tomorrow."
+    # While something is ready now, the list is what to do: tomorrow's count waits.
+    clock.now = MONDAY + timedelta(hours=10)
+    assert ready_keys(client) == [keys[0]] and due_tomorrow(client) is None
+
+
+def test_the_later_today_list_gives_titles_the_whole_line(client: TestClient, clock: Clock) -> None:
+    review(client, FIRST, "again")
+    page = client.get("/practice").text
+    later = page.split('id="due-later"', 1)[1].split("</section>", 1)[0]
+    assert f'<li data-item="{FIRST}">{all_items()[0].prompt[:20]}' in later
+    # No kind column in this list, so nothing to set the title beside.
+    assert '<ul class="due-list">' in later and "due-kind" not in later
+    assert '<ol class="due-list due-kinds">' in page  # the ready list keeps its kind column
+    css = (Path(__file__).parents[2] / "static" / "app.css").read_text()
+    columned = [
+        selector.strip()
+        for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css)
+        if "due-" in selector and "grid-template-columns" in body
+    ]
+    assert columned and all(selector.endswith(".due-kinds li") for selector in columned)
+
+
+def test_a_new_learners_first_step_is_a_drill(client: TestClient) -> None:
+    summary = client.get("/").text.split('id="path-summary"', 1)[1].split("</p>", 1)[0]
+    assert 'Next: <a href="/drills/overfit-one-batch">' in summary
+    steps = re.findall(r'data-step="([^"]+)"', client.get("/progress").text)
+    assert steps[0] == "drill:overfit-one-batch"

@@ -3,7 +3,7 @@
 from drills.cases.registry import get_case
 from drills.core.registry import get_drill
 from drills.practice.items import get_item
-from drills.practice.path import PATH, StepKind, all_steps
+from drills.practice.path import PATH, Step, StepKind, all_steps
 
 
 def test_the_path_has_the_plans_four_hours() -> None:
@@ -24,3 +24,19 @@ def test_every_step_names_something_that_exists_once() -> None:
         else:
             get_item(step.target)
     assert {step.kind for step in steps} == set(StepKind)
+
+
+def test_a_new_learner_starts_by_running_the_overfit_drill() -> None:
+    assert all_steps()[0] == Step(StepKind.drill, "overfit-one-batch")
+
+
+def test_a_recall_step_comes_after_a_drill_that_shows_its_answer() -> None:
+    steps = all_steps()
+    on_path = {step.target for step in steps if step.kind is StepKind.drill}
+    for place, step in enumerate(steps):
+        if step.kind is not StepKind.review:
+            continue
+        teaching = set(get_item(step.target).drills) & on_path
+        run_before = {s.target for s in steps[:place] if s.kind is StepKind.drill}
+        # (An item no drill on the path shows, the five-part diagnosis, follows a curve round.)
+        assert not teaching or teaching & run_before, step.key
