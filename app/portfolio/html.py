@@ -9,6 +9,7 @@ from sqlmodel import Session
 from app.markdown import render_markdown
 from app.models import Attempt, ExerciseRun, Submission
 from app.portfolio.charts import chart_svg
+from app.portfolio.practice_html import practice_sections
 from app.portfolio.practice_statements import exercise_run_id
 from app.portfolio.records import LearnerRecords, Records
 from app.portfolio.statements import attempt_id, review_id, submission_id
@@ -71,6 +72,8 @@ def _learner(
         "exercise_runs": [
             _exercise_run(attempt, run, digests) for attempt, run in mine.exercise_runs
         ],
+        # Cases, curve rounds and spaced reviews: the diagnosing work the statements hold too.
+        **practice_sections(mine, digests),
     }
 
 

@@ -108,22 +108,14 @@ def case_statement(case_attempt: CaseAttempt, learner: User | None) -> dict[str,
 def spaced_review_statement(entry: ReviewLogEntry, learner: User | None) -> dict[str, Any]:
     """One spaced review: the answer typed from memory before the model answer was shown, and
     how the learner rated their recall (which set when the item comes back)."""
-    from drills.practice.items import UnknownItem, get_item
-
     assert entry.id is not None
-    name = entry.item_key
-    if entry.item_key.startswith("track:"):
-        try:
-            name = get_item(entry.item_key.removeprefix("track:")).prompt
-        except UnknownItem:  # retired from the track: the record still stands
-            pass
     return {
         "id": spaced_review_id(entry.id),
         "actor": agent(learner),
         "verb": verb("rated"),
         "object": {
             "id": f"urn:drillbook:review-item:{entry.item_key}",
-            "definition": {"name": {"en": name}},
+            "definition": {"name": {"en": review_item_name(entry.item_key)}},
         },
         "result": {
             "response": entry.answer,
@@ -137,6 +129,19 @@ def spaced_review_statement(entry: ReviewLogEntry, learner: User | None) -> dict
         },
         "timestamp": timestamp(entry.reviewed_at),
     }
+
+
+def review_item_name(item_key: str) -> str:
+    """A track item by its prompt; any other item (a cohort's, a miss) by its key. The HTML
+    page names it the same way, so a row reads as its statement does."""
+    from drills.practice.items import UnknownItem, get_item
+
+    if item_key.startswith("track:"):
+        try:
+            return get_item(item_key.removeprefix("track:")).prompt
+        except UnknownItem:  # retired from the track: the record still stands
+            pass
+    return item_key
 
 
 def round_statement(diagnosis_round: DiagnosisRound, learner: User | None) -> dict[str, Any]:

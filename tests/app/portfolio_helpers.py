@@ -1,21 +1,37 @@
-"""Shared pieces of the portfolio tests: a learner with a reviewed submission, reading an export's
-zip, and altering one byte of one record in an export's JSON."""
+"""Shared pieces of the portfolio tests: a learner with a reviewed submission, one with cases,
+rounds and spaced reviews, an export built straight from the database, reading an export's zip,
+and altering one byte of one record in an export's JSON."""
 
 import io
 import json
 import zipfile
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from sqlmodel import Session, select
 
-from app.models import Role
+from app.models import (
+    CaseAttempt,
+    CaseStage,
+    DiagnosisRound,
+    ReviewCard,
+    ReviewLogEntry,
+    ReviewSource,
+    Role,
+    User,
+)
+from app.portfolio.export import PortfolioExport, build_export
 from tests.app.factories import (
     add_attempt,
+    add_case_attempt,
     add_cohort,
     add_explanation,
     add_review,
+    add_round,
     add_submission,
     add_user,
     engine_of,
@@ -108,3 +124,96 @@ def alter_one_byte(raw: bytes, record_index: int) -> bytes:
     altered = b"\n".join(lines)
     assert len(altered) == len(raw) and sum(x != y for x, y in zip(raw, altered, strict=True)) == 1
     return altered
+
+
+def add_review_log(
+    engine: Engine,
+    learner_id: int,
+    item_key: str,
+    *,
+    rating: str,
+    answer: str,
+    reviewed_at: datetime,
+) -> int:
+    """One spaced review of `item_key` (its card made on the first): the log entry's id."""
+    with Session(engine) as session:
+        card = session.exec(
+            select(ReviewCard).where(
+                ReviewCard.learner_id == learner_id, ReviewCard.item_key == item_key
+            )
+        ).first()
+        if card is None:
+            card = ReviewCard(learner_id=learner_id, item_key=item_key, source=ReviewSource.track)
+            session.add(card)
+            session.flush()
+        assert card.id is not None
+        entry = ReviewLogEntry(
+            card_id=card.id,
+            learner_id=learner_id,
+            item_key=item_key,
+            answer=answer,
+            rating=rating,
+            retrievability=0.9,
+            due_after=reviewed_at + timedelta(days=3),
+            reviewed_at=reviewed_at,
+        )
+        session.add(entry)
+        session.commit()
+        assert entry.id is not None
+        return entry.id
+
+
+@dataclass
+class Diagnosing:
+    learner: int
+    case: int  # revealed
+    open_case: int  # still investigating: its draw must not be exported
+    round: int  # answered
+    open_round: int  # not answered yet
+    reviews: list[int]
+
+
+def diagnosing_work(
+    engine: Engine, learner: int, *, words: str = "optimize every parameter"
+) -> Diagnosing:
+    """A revealed case and one still open, an answered curve round and one still open, and three
+    spaced reviews over two weeks; `words` is what the learner wrote as the case's and the
+    round's expected fix and as each review's answer."""
+    case, _ = add_case_attempt(engine, learner)
+    open_case, _ = add_case_attempt(engine, learner, stage=CaseStage.investigating, number=2)
+    answered = add_round(engine, learner)
+    open_round = add_round(engine, learner, answered=False, number=2)
+    with Session(engine) as session:
+        rows = [session.get(CaseAttempt, case), session.get(DiagnosisRound, answered)]
+        for row in rows:
+            assert row is not None and row.diagnosis is not None
+            row.diagnosis = row.diagnosis | {"intervention": words}
+            session.add(row)
+        session.commit()
+    monday = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+    reviews = [
+        add_review_log(engine, learner, key, rating=rating, answer=words, reviewed_at=when)
+        for key, rating, when in (
+            ("track:fastest-wiring-check", "again", monday),
+            ("track:fastest-wiring-check", "good", monday + timedelta(days=2)),
+            ("cohort:1", "easy", monday + timedelta(days=8)),
+        )
+    ]
+    return Diagnosing(learner, case, open_case, answered, open_round, reviews)
+
+
+def export_of(engine: Engine, learner_id: int) -> PortfolioExport:
+    """The learner's export (JSON and HTML) as the download route builds it, signed by a
+    throw-away key."""
+    with Session(engine) as session:
+        learner = session.get(User, learner_id)
+        assert learner is not None
+        return build_export(
+            session,
+            learners=[learner],
+            exporter=learner,
+            key=Ed25519PrivateKey.generate(),
+            basename="portfolio",
+            title="Portfolio",
+            kind="html",
+        )
