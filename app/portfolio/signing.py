@@ -4,6 +4,11 @@ The private key is generated on first start into the data directory (mode 0600),
 database: a database dump or backup alone cannot forge an export. The public key travels inside
 every export, so anyone can check one offline; on the server, `verify` also says whether that
 embedded key is this server's own.
+
+What is signed, and over which bytes, is the export's declared canonical form
+(app/portfolio/canonical.py): RFC 8785 for every export made now, the drills' canonical JSON for
+exports made before the field existed. The verifier takes the form the document declares (the
+signature covers that declaration), never whichever of the two happens to match.
 """
 
 import base64
@@ -18,7 +23,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from app.portfolio.canonical import canonical_bytes, sha256_hex
+from app.portfolio.canonical import DECLARED, FIELD, JCS, LEGACY, Canonicalization
 
 KEY_FILE = "portfolio-signing-key.pem"
 FORMAT = "drillbook-portfolio/1"
@@ -74,27 +79,42 @@ def public_key_text(key: Ed25519PublicKey) -> str:
 
 
 def signed_payload(document: dict[str, Any]) -> dict[str, Any]:
-    """What the signature covers: every record's digest, in order, plus when and by whom.
+    """What the signature covers: every record's digest, in order, plus when and by whom, and
+    the canonical form they were computed over.
 
     The digests stand for the records (each digest covers its whole record), so the signature
     stays small however large the export is.
     """
-    return {
+    payload = {
         "format": document.get("format"),
         "exported_at": document.get("exported_at"),
         "exporter": document.get("exporter"),
         "statements": [statement.get("digest") for statement in document.get("statements", [])],
     }
+    # Covered whenever declared, so removing it (to have a JCS export read the old way) breaks
+    # the signature; exports made before it was declared were signed without it.
+    if FIELD in document:
+        payload[FIELD] = document[FIELD]
+    return payload
 
 
 def sign(document: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
-    """The document with its "signature" block (the document's other fields already set)."""
-    value = key.sign(canonical_bytes(signed_payload(document)))
-    return document | {
+    """The document, declared RFC 8785, with its "signature" block over that form.
+
+    The document's other fields are already set, its statements digested over RFC 8785
+    (app/portfolio/xapi.py `digested`).
+    """
+    declared = document | {FIELD: JCS.name}
+    value = key.sign(JCS.to_bytes(signed_payload(declared)))
+    return declared | {
         "signature": {
             "algorithm": ALGORITHM,
             "public_key": public_key_text(key.public_key()),
-            "covers": "sha256 digests of every statement in order, format, exported_at, exporter",
+            "covers": (
+                "RFC 8785 (JCS) bytes of {canonicalization, format, exported_at, exporter, "
+                "statements: each statement's digest in order}; a statement's digest is the "
+                "sha256 of its own RFC 8785 bytes without its digest field"
+            ),
             "value": base64.b64encode(value).decode("ascii"),
         }
     }
@@ -149,6 +169,8 @@ class VerifyResult:
     # How the signing key was checked: against this server's own key, or only the embedded one.
     key_note: str = ""
     statements: int = 0
+    # The canonical form the digests and the signature were checked over, for a person.
+    canonical_note: str = ""
 
     @property
     def intact(self) -> bool:
@@ -158,16 +180,25 @@ class VerifyResult:
 def verify(document: Any, server_key: Ed25519PublicKey | None = None) -> VerifyResult:
     """Check every record's digest, then the signature over all of them.
 
-    Each record whose content no longer matches its digest is named by index and id. Raises
-    UnreadableExport when `document` is not shaped like an export at all.
+    Both are computed over the canonical form the document declares. Each record whose content
+    no longer matches its digest is named by index and id. Raises UnreadableExport when
+    `document` is not shaped like an export at all, or declares a form this verifier lacks.
     """
     statements, signature = _shape(document)
-    result = VerifyResult(statements=len(statements))
+    form = _declared_form(document)
+    result = VerifyResult(statements=len(statements), canonical_note=form.description)
     for index, statement in enumerate(statements):
         recorded = statement.get("digest")
         content = {key: value for key, value in statement.items() if key != "digest"}
-        if recorded != sha256_hex(content):
-            name = statement.get("id", "(no id)")
+        name = statement.get("id", "(no id)")
+        try:
+            matches = recorded == form.sha256_hex(content)
+        except ValueError as error:  # rfc8785: NaN, an integer beyond 2**53, a non-string key
+            result.problems.append(
+                f"record {index} ({name}) was altered: it holds a value no export writes ({error})"
+            )
+            continue
+        if not matches:
             result.problems.append(
                 f"record {index} ({name}) was altered: its content does not match its digest"
             )
@@ -175,7 +206,7 @@ def verify(document: Any, server_key: Ed25519PublicKey | None = None) -> VerifyR
     if embedded is not None:
         try:
             value = base64.b64decode(str(signature.get("value", "")), validate=True)
-            embedded.verify(value, canonical_bytes(signed_payload(document)))
+            embedded.verify(value, form.to_bytes(signed_payload(document)))
         except (InvalidSignature, ValueError):
             result.problems.append(
                 "the signature does not match: records were added, removed, reordered or "
@@ -195,6 +226,24 @@ def _shape(document: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if not isinstance(signature, dict):
         raise UnreadableExport("the export carries no signature")
     return statements, signature
+
+
+def _declared_form(document: dict[str, Any]) -> Canonicalization:
+    """The canonical form the export declares; absent: the one exports were signed over before.
+
+    Chosen by the declaration alone, never by trying each form until one matches.
+    """
+    if FIELD not in document:
+        return LEGACY
+    name = document[FIELD]
+    form = DECLARED.get(name) if isinstance(name, str) else None
+    if form is None:
+        shown = json.dumps(name)[:60]
+        raise UnreadableExport(
+            f"the export declares {FIELD} {shown}, which this verifier does not know: it checks "
+            f'"{JCS.name}" (RFC 8785), or no {FIELD} at all (exports made before it)'
+        )
+    return form
 
 
 def _embedded_key(signature: dict[str, Any], result: VerifyResult) -> Ed25519PublicKey | None:

@@ -2,9 +2,9 @@
 revealed case, per spaced review and per answered curve round (the last three:
 app/portfolio/practice_statements.py; the shared shapes: app/portfolio/xapi.py).
 
-Each statement carries `digest`, the sha256 of its own canonical JSON without that field, so a
-reader can tell which record changed. Ids are stable ("drillbook:attempt:12"), so the same record
-has the same id in every export.
+Each statement carries `digest`, the sha256 of its own RFC 8785 canonical JSON without that
+field (app/portfolio/canonical.py), so a reader can tell which record changed. Ids are stable
+("drillbook:attempt:12"), so the same record has the same id in every export.
 """
 
 from typing import Any

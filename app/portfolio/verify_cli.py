@@ -1,6 +1,7 @@
 """`python -m app verify-export FILE.json`: the upload page's check, for a terminal or a script.
 
-Exit status 0: intact; 1: altered (each problem on its own line); 2: not readable as an export.
+Exit status 0: intact; 1: altered (each problem on its own line); 2: not readable as an export,
+including one that declares a canonical form this version does not know.
 """
 
 import sys
@@ -28,6 +29,7 @@ def verify_export(file: str, *, data_dir: Path) -> int:
     if result.intact:
         print(f"intact: {result.statements} records match their digests and the signature holds")
         print(f"key: {result.key_note}")
+        print(f"canonical form: {result.canonical_note}")
         return INTACT
     print(f"ALTERED: {file}")
     for problem in result.problems:

@@ -5,14 +5,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.models import User
-from app.portfolio.canonical import sha256_hex
-from drills.core.digest import json_safe
+from app.portfolio.canonical import JCS, jcs_safe
 from drills.core.registry import UnknownDrill, get_drill
 
 
 def digested(statement: dict[str, Any]) -> dict[str, Any]:
-    plain: dict[str, Any] = json_safe(statement)
-    return plain | {"digest": sha256_hex(plain)}
+    """The statement as the export holds it, with `digest`: the sha256 of its RFC 8785 bytes."""
+    plain: dict[str, Any] = jcs_safe(statement)
+    return plain | {"digest": JCS.sha256_hex(plain)}
 
 
 def timestamp(moment: datetime | None) -> str | None:

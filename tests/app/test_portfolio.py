@@ -1,13 +1,15 @@
 """Portfolio export: the statements, the files and their names, and who may export what."""
 
+import hashlib
 import json
 import re
 from datetime import date
+from typing import Any
 
+import rfc8785
 from fastapi.testclient import TestClient
 
 from app.models import RUBRIC, Review
-from app.portfolio.canonical import sha256_hex
 from drills.core.digest import metrics_digest
 from drills.core.registry import get_drill
 from tests.app.factories import DRILL, engine_of
@@ -15,6 +17,12 @@ from tests.app.portfolio_helpers import classroom, reviewed_learner, unzip
 from tests.conftest import PREDICTION, wait_until_final
 
 FILENAME = re.compile(r'^attachment; filename="(drillbook-[a-z0-9-]+\.(html|json|zip))"$')
+
+
+def jcs_sha256(value: Any) -> str:
+    """What a statement's digest must be: sha256 of its RFC 8785 bytes (computed here with the
+    library directly, not through the app's own canonical module)."""
+    return hashlib.sha256(rfc8785.dumps(value)).hexdigest()
 
 
 def test_statements_are_xapi_shaped_one_per_attempt_submission_and_review(
@@ -50,10 +58,11 @@ def test_statements_are_xapi_shaped_one_per_attempt_submission_and_review(
     assert review["result"]["score"] == {"raw": 4, "min": 0, "max": 8}
     for statement in document["statements"]:
         content = {k: v for k, v in statement.items() if k != "digest"}
-        assert statement["digest"] == sha256_hex(content)
+        assert statement["digest"] == jcs_sha256(content)
         assert statement["timestamp"].endswith("Z")
     signature = document["signature"]
     assert signature["algorithm"] == "Ed25519" and signature["value"] and signature["public_key"]
+    assert document["canonicalization"] == "jcs"
 
 
 def test_failed_runs_and_accepted_reviews_get_their_verbs(anonymous: TestClient) -> None:
@@ -251,7 +260,7 @@ def test_exercise_runs_export_with_their_code_diff_and_checks_signed(
     assert statement["context"]["code"].endswith("# edited\n")
     assert len(statement["context"]["code_sha256"]) == 64 and "diff" in statement["context"]
     content = {k: v for k, v in statement.items() if k != "digest"}
-    assert statement["digest"] == sha256_hex(content)
+    assert statement["digest"] == jcs_sha256(content)
     # The page shows it too, and the signed export verifies as a whole.
     page = anonymous.get("/portfolio/export.html").text
     assert f'id="exercise-run-{run_id}"' in page and "A check" in page
