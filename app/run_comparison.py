@@ -29,7 +29,7 @@ class NotComparable(LookupError):
     attempt that does not exist)."""
 
 
-def parse_ids(values: Iterable[str]) -> list[int]:
+def attempt_ids(values: Iterable[str]) -> list[int]:
     """Ids from `?compare=12,15` or `?compare=12&compare=15`, in order, without repeats."""
     ids: list[int] = []
     for value in values:
@@ -42,6 +42,12 @@ def parse_ids(values: Iterable[str]) -> list[int]:
                 raise InvalidComparison(f"compare: {text[:20]!r} is not an attempt number.")
             if row_id not in ids:
                 ids.append(row_id)
+    return ids
+
+
+def parse_ids(values: Iterable[str]) -> list[int]:
+    """`attempt_ids`, at most MAX_COMPARED of them."""
+    ids = attempt_ids(values)
     if len(ids) > MAX_COMPARED:
         raise InvalidComparison(f"compare: at most {MAX_COMPARED} runs at once.")
     return ids
@@ -63,25 +69,33 @@ def run_label(attempt: Attempt) -> str:
     return f"#{attempt.id}"
 
 
-def overlay(session: Session, attempt: Attempt, ids: list[int]) -> list[dict[str, Any]]:
-    """The runs `ids` names as chart data, [{"id", "label", "series"}]; NotComparable for an id
-    that `choices` would not offer (someone else's, a case run, another drill, unfinished)."""
+def compared(session: Session, attempt: Attempt, ids: list[int]) -> list[Attempt]:
+    """The runs `ids` names, in its order, leaving out `attempt` itself (drawn anyway);
+    NotComparable for an id that `choices` would not offer (someone else's, a case run, another
+    drill, unfinished)."""
     offered = {other.id: other for other in choices(session, attempt)}
     runs = []
     for attempt_id in ids:
         if attempt_id == attempt.id:
-            continue  # the run itself is drawn anyway
+            continue
         other = offered.get(attempt_id)
         if other is None:
             raise NotComparable(f"No attempt {attempt_id} of this drill to compare with.")
-        runs.append(
-            {
-                "id": attempt_id,
-                "label": run_label(other),
-                "series": evidence.metric_series(session, attempt_id=attempt_id),
-            }
-        )
+        runs.append(other)
     return runs
+
+
+def overlay(session: Session, others: list[Attempt]) -> list[dict[str, Any]]:
+    """The runs `others` as chart data, [{"id", "label", "series"}]."""
+    return [
+        {
+            "id": other.id,
+            "label": run_label(other),
+            "series": evidence.metric_series(session, attempt_id=other.id),
+        }
+        for other in others
+        if other.id is not None
+    ]
 
 
 def pair(
@@ -97,11 +111,12 @@ def attempt_page_context(
     session: Session, attempt: Attempt, values: Iterable[str]
 ) -> dict[str, Any]:
     """What the attempt page adds for its comparison: the runs offered, the ones chosen (by
-    `?compare=`) as chart data, and the query that keeps them when the panel refreshes."""
-    ids = parse_ids(values)
-    runs = overlay(session, attempt, ids)
+    `?compare=`) and their chart data, and the query that keeps them when the panel refreshes."""
+    others = compared(session, attempt, parse_ids(values))
+    runs = overlay(session, others)
     return {
         "compare_choices": choices(session, attempt),
+        "compare_attempts": others,
         "compare_runs": runs,
         "compare_ids": [run["id"] for run in runs],
         "compare_query": ",".join(str(run["id"]) for run in runs),

@@ -5,7 +5,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app import evidence, replays, submissions
+from app import evidence, replays, run_picks, submissions
 from app.access import can_review_work_of
 from app.attempts import runs_ahead
 from app.cohorts import cohorts_joined_by
@@ -233,4 +233,5 @@ def drill_page_context(session: Session, *, drill: Drill, user: User) -> dict[st
     # A run still in flight keeps its live panel across a reload (its points are stored).
     in_flight = next((attempt for attempt in history if not attempt.final), None)
     live = attempt_context(session, in_flight, user) if in_flight is not None else {}
-    return live | submit_context(session, drill=drill, user=user) | {"history": history}
+    page = live | submit_context(session, drill=drill, user=user)
+    return page | run_picks.history_context(history)

@@ -72,11 +72,14 @@
   // about, drawn solid and on top; the runs it is compared with are lighter.
   function traceFor(spec, metric, points, slot, run) {
     const compared = run && run.index > 0;
+    const opacity = compared ? 0.6 : 1;
     return {
       name: run ? run.label + " " + legendName(spec, metric) : legendName(spec, metric),
       mode: "lines",
       legendrank: compared ? 2000 : 1000,
-      opacity: compared ? 0.6 : 1,
+      opacity: opacity,
+      // Its own opacity, kept: smoothing fades the trace and gives it back (drawSmoothing).
+      meta: { opacity: opacity },
       line: run
         ? { width: compared ? 1.5 : 2, color: COLORS[run.index % COLORS.length],
             dash: DASHES[slot % DASHES.length] }
@@ -217,7 +220,9 @@
     markLonePoints(traces);
     // Constant reference lines (a theoretical level from this run's signature): dotted, labelled.
     const references = JSON.parse(figure.dataset.references || "[]");
-    figure.view = { spec: spec, references: references, log: Boolean(spec.log_y), all: false };
+    figure.view = {
+      spec: spec, references: references, log: Boolean(spec.log_y), all: false, smoothing: 0,
+    };
     const plot = document.createElement("div");
     plot.className = "plot";
     figure.appendChild(plot);
@@ -396,7 +401,81 @@
   }
 
   function restyleY(figure, plot) {
-    Plotly.relayout(plot, yView(figure, plot.data));
+    Plotly.relayout(plot, yView(figure, rawTraces(plot)));
+  }
+
+  // -- Smoothing: an exponential moving average of each trace, as W&B and TensorBoard draw it
+  // Noise hides a trend, and two runs that differ by a little read apart once smoothed. The raw
+  // trace stays behind its smoothed one, faint, so that a spike is never smoothed out of sight
+  // (and hover still reads the true values). Debiased like TensorBoard's (divided by 1 - w^n):
+  // the first steps are not pulled towards zero. A gap (a NaN or inf step) stays a gap.
+  const FAINT = 0.25;
+
+  function ema(values, weight) {
+    let last = 0;
+    let count = 0;
+    return values.map((v) => {
+      if (v === null || !Number.isFinite(v)) return null;
+      last = last * weight + (1 - weight) * v;
+      count += 1;
+      return last / (1 - weight ** count);
+    });
+  }
+
+  const isSmoothed = (trace) => Boolean(trace.meta && trace.meta.smoothed);
+
+  // The traces of the data itself: the smoothed ones come after them, and are redrawn from them.
+  function rawTraces(plot) {
+    return plot.data.filter((trace) => !isSmoothed(trace));
+  }
+
+  // In the raw trace's colour, dash and place in the legend, which it takes over: one legend
+  // entry per curve, and clicking it hides both (one legend group).
+  function smoothedTrace(raw, weight) {
+    return {
+      name: raw.name, mode: raw.mode, legendrank: raw.legendrank, legendgroup: raw.legendgroup,
+      opacity: raw.meta.opacity, line: { ...raw.line },
+      x: raw.x.slice(), y: ema(raw.y, weight), meta: { smoothed: true },
+    };
+  }
+
+  function drawSmoothing(figure, plot) {
+    const weight = figure.view.smoothing;
+    const raw = rawTraces(plot);
+    raw.forEach((trace, i) => {
+      trace.legendgroup = "trace-" + i;
+      trace.showlegend = weight === 0;
+      trace.opacity = weight > 0 ? FAINT * trace.meta.opacity : trace.meta.opacity;
+    });
+    const smoothed = weight > 0 ? raw.map((trace) => smoothedTrace(trace, weight)) : [];
+    Plotly.react(plot, raw.concat(smoothed), plot.layout);
+    figure.dataset.smoothing = String(weight);
+  }
+
+  // A range 0-0.99 like W&B's, 0 (off) at first; a native slider, so the arrow, Page and
+  // Home/End keys move it, and its label names it.
+  function smoothingControl(figure, plot) {
+    const id = (figure.id || "chart") + "-smoothing";
+    const group = document.createElement("span");
+    group.className = "chart-smoothing";
+    const label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = "Smoothing";
+    const input = document.createElement("input");
+    Object.assign(input, { type: "range", id: id, min: "0", max: "0.99", step: "0.01", value: "0" });
+    input.className = "smoothing";
+    input.setAttribute("aria-valuetext", "off");
+    const shown = document.createElement("output");
+    shown.htmlFor = id;
+    shown.textContent = "off";
+    input.addEventListener("input", () => {
+      figure.view.smoothing = Number(input.value);
+      shown.textContent = figure.view.smoothing > 0 ? figure.view.smoothing.toFixed(2) : "off";
+      input.setAttribute("aria-valuetext", shown.textContent);
+      drawSmoothing(figure, plot);
+    });
+    group.append(label, input, shown);
+    return group;
   }
 
   function chartTools(figure, plot) {
@@ -432,6 +511,7 @@
     allButton.setAttribute("aria-pressed", "false");
     allButton.hidden = !figure.dataset.clipped;
     [zoom, reset, logButton, allButton].forEach((b) => bar.appendChild(b));
+    bar.appendChild(smoothingControl(figure, plot));
     return bar;
   }
 
@@ -458,7 +538,9 @@
       const offset = figure.traceOffset || 0;
       points.forEach(([metric]) => {
         if (!names.includes(metric) && plots(spec, metric)) {
-          Plotly.addTraces(plot, traceFor(spec, metric, [], names.length, figure.mainRun));
+          // Placed after this run's traces, before any smoothed ones: the indices below hold.
+          const trace = traceFor(spec, metric, [], names.length, figure.mainRun);
+          Plotly.addTraces(plot, trace, offset + names.length);
           names.push(metric);
         }
       });
@@ -476,6 +558,7 @@
       Plotly.extendTraces(plot, { x: xs, y: ys }, names.map((_, i) => offset + i));
       // The axis follows what came: a runaway clipped, log ticks at the decades now spanned.
       if (figure.view) restyleY(figure, plot);
+      if (figure.view && figure.view.smoothing > 0) drawSmoothing(figure, plot);
       figure.dataset.points = String(Number(figure.dataset.points || 0) + added);
     });
   }

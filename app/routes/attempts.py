@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import evidence, explanations, replays, run_comparison
+from app import comparison_table, evidence, explanations, replays, run_comparison, run_picks
 from app.access import can_review_work_of
 from app.attempt_requests import AttemptRequest, InvalidAttempt
 from app.attempts import (
@@ -102,14 +102,51 @@ def run_from_page(
     )
 
 
+# `?run=15&run=12`: runs ticked in the drill page's list of attempts.
+PickedRuns = Annotated[list[str] | None, Query()]
+
+
 @router.get("/drills/{slug}/history", response_class=HTMLResponse)
 def history_partial(
-    request: Request, drill: DrillDep, session: SessionDep, user: CurrentUser
+    request: Request,
+    drill: DrillDep,
+    session: SessionDep,
+    user: CurrentUser,
+    run: PickedRuns = None,
 ) -> HTMLResponse:
+    # The list sends its ticks along when it refreshes (hx-include): they stay ticked.
     history = evidence.attempts_for(session, learner_id=user.saved_id, drill_slug=drill.slug)
-    return templates.TemplateResponse(
-        request, "partials/attempt_history.html", {"drill": describe(drill), "history": history}
-    )
+    context = {"drill": describe(drill)} | run_picks.history_context(history, picked=run or [])
+    return templates.TemplateResponse(request, "partials/attempt_history.html", context)
+
+
+@router.get("/drills/{slug}/compare", response_model=None)
+def compare_picked(
+    request: Request,
+    drill: DrillDep,
+    session: SessionDep,
+    user: CurrentUser,
+    run: PickedRuns = None,
+) -> Response:
+    """The list's "Compare selected": to the first ticked run's page, the others beside it."""
+    try:
+        url = run_picks.comparison_url(
+            session, learner_id=user.saved_id, drill_slug=drill.slug, values=run or []
+        )
+    except run_comparison.InvalidComparison as error:
+        raise HTTPException(status_code=422, detail=str(error)) from error
+    except run_comparison.NotComparable as error:
+        raise HTTPException(status_code=404, detail=str(error)) from error
+    except run_picks.UnfitPick as error:
+        # The drill page again, the ticks kept and the reason beside the button.
+        page = drill_page_context(session, drill=drill, user=user)
+        page |= run_picks.history_context(page["history"], picked=run or [], error=str(error))
+        page |= {"form": {"knobs": {}, "numeric": {}, "seed": 0}, "errors": {}}
+        # Nothing ticked (the bare address, a press with no box ticked) is the drill page with
+        # the prompt, not a refusal of anything sent.
+        status = 422 if run else 200
+        return templates.TemplateResponse(request, "pages/drill.html", page, status_code=status)
+    return RedirectResponse(url, status_code=303)
 
 
 # `?compare=12,15` (or repeated): other attempts of the drill drawn on the same axes.
@@ -121,11 +158,12 @@ def with_comparison(
 ) -> dict[str, Any]:
     context = attempt_context(session, attempt, user)
     try:
-        return context | run_comparison.attempt_page_context(session, attempt, compare or [])
+        context |= run_comparison.attempt_page_context(session, attempt, compare or [])
     except run_comparison.InvalidComparison as error:
         raise HTTPException(status_code=422, detail=str(error)) from error
     except run_comparison.NotComparable as error:
         raise HTTPException(status_code=404, detail=str(error)) from error
+    return context | {"compare_table": comparison_table.for_attempt_page(context)}
 
 
 @router.get("/attempts/{attempt_id}", response_class=HTMLResponse)

@@ -54,7 +54,7 @@ def test_every_page_type_runs_under_the_policy(page: Page, live_server: str) -> 
     visit("/login")
     register(page, live_server, "csp-learner")  # the register page, then progress
     visit("/")
-    expect(page.get_by_role("link", name="Overfit a single batch")).to_be_visible()
+    expect(page.get_by_role("link", name="Overfit a single batch", exact=True)).to_be_visible()
     visit("/drills/overfit-one-batch")
     page.get_by_label(re.compile("memorises the batch")).check()
     page.fill("#prediction", "The loss falls to about zero.")

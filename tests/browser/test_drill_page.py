@@ -20,7 +20,7 @@ def test_predict_run_watch_and_compare(page: Page, live_server: str) -> None:
     page.on("request", lambda request: requests.append(request.url))
     register(page, live_server, "solo-learner")
     page.goto(f"{live_server}/")
-    page.get_by_role("link", name="Overfit a single batch").click()
+    page.get_by_role("link", name="Overfit a single batch", exact=True).click()
     expect(page).to_have_url(re.compile(r"/drills/overfit-one-batch$"))
 
     run = page.locator("#run-button")
