@@ -59,6 +59,7 @@ MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
@@ -104,6 +105,11 @@ def die_with_parent() -> None:
     be checked from a new PID namespace, where getppid() is 0; a child that outlives its keeper
     finds its pipes closed and ends.)"""
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def set_dumpable(dumpable: bool) -> None:
+    """Whether processes of the same uid may read this one's memory and /proc files."""
+    _prctl(PR_SET_DUMPABLE, int(dumpable))
 
 
 def fresh_filesystem(*, scratch: str, scratch_bytes: int) -> None:

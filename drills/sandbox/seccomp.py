@@ -61,6 +61,14 @@ DENIED: tuple[tuple[str, str], ...] = (
     ("quotactl", "host-wide quotas"),
     ("syslog", "the kernel log may hold addresses and other users' events"),
     ("iopl", "raw port access"),
+    (
+        "inotify_init",
+        "read-only mounts still report the host's reads (an exercise's answers opened)",
+    ),
+    (
+        "inotify_init1",
+        "read-only mounts still report the host's reads (an exercise's answers opened)",
+    ),
     ("ioperm", "raw port access"),
 )
 

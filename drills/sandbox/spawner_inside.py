@@ -120,6 +120,13 @@ def init_run(fds: list[int], bpf: bytes, *, scratch: str, scratch_bytes: int) ->
     stdin, stdout, stderr, reply = fds
     try:
         isolation.die_with_parent()
+        # A session and process group of the run's own: kill(0, ...) and setpriority on the
+        # process group reach processes by group, past PID namespaces, and the spawner's group
+        # would otherwise be the run's (a run could stop or kill the spawner).
+        os.setsid()
+        # Not dumpable: the program (same uid) cannot open this init's /proc/1/mem. It makes
+        # itself dumpable again (serve_program); the flag is per process after the fork.
+        isolation.set_dumpable(False)
         isolation.fresh_filesystem(scratch=scratch, scratch_bytes=scratch_bytes)
         isolation.keep_only({0: stdin, 1: stdout, 2: stderr, REPLY_FD: reply})
         isolation.drop_capabilities()
@@ -154,6 +161,7 @@ def serve_program() -> None:
     """PID 2: say READY, serve the one request. Never returns."""
     try:
         isolation.die_with_parent()
+        isolation.set_dumpable(True)  # its own /proc/self, as in a one-run sandbox
         # Python's standard streams still wrap the spawner's buffers: give the run its own.
         sys.stdin = open(0, closefd=False)  # noqa: SIM115
         sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115

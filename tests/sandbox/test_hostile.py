@@ -499,3 +499,18 @@ def test_the_test_process_is_unharmed() -> None:
     socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
     assert (REPO / "pyproject.toml").read_text()
     assert signal.getsignal(signal.SIGINT) is not None and sys.stdin is not None
+
+
+def test_inotify_is_denied_so_the_hosts_reads_of_the_answers_go_unseen() -> None:
+    # A watch on a read-only exercise folder reported the judge opening solution.py and
+    # checks.py by name: when, and which, answers the host was reading.
+    finished = submit(
+        TRY
+        + """
+        channel.send({
+            "inotify_init": attempt(libc.inotify_init),
+            "inotify_init1": attempt(libc.inotify_init1, 0),
+        })
+        """.replace("\n        ", "\n")
+    )
+    assert only_frame(finished) == {"inotify_init": "errno:EPERM", "inotify_init1": "errno:EPERM"}

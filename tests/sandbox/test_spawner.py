@@ -156,3 +156,23 @@ def test_a_run_cancelled_from_on_frame_ends_before_the_next_one_starts(pool: War
     for number in range(3):
         finished = submit(f"channel.send({{'run': {number}}})", LIMITS, pool=pool)
         assert only_frame(finished) == {"run": number}
+
+
+def test_a_run_reaches_neither_its_spawners_process_group_nor_its_inits_memory(
+    pool: WarmPool,
+) -> None:
+    # kill(0) signals the caller's process group, past PID namespaces: before each run had a
+    # session of its own, this killed the spawner and the next run waited for a new one.
+    killed = submit("import os, signal\nos.kill(0, signal.SIGKILL)\n", LIMITS, pool=pool)
+    assert killed.status == "failed" and killed.reason == "killed by signal 9 (likely memory)"
+    memory = """
+    try:
+        open("/proc/1/mem", "r+b")
+        opened = "yes"
+    except OSError as error:
+        opened = error.strerror
+    channel.send({"init memory": opened})
+    """
+    assert only_frame(submit(memory, LIMITS, pool=pool)) == {"init memory": "Permission denied"}
+    (spawner,) = pool._ready  # the same spawner served both
+    assert spawner.runs == 2 and spawner.alive
