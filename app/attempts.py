@@ -19,7 +19,7 @@ from sqlmodel import Session, col, func, select
 from app import evidence
 from app.attempt_changes import Change, announce
 from app.attempt_requests import AttemptRequest, InvalidAttempt, ValidAttempt, validate
-from app.fair_share import priority_of, take_turn
+from app.fair_share import priority_of, sent_to, take_turn
 from app.models import Attempt, AttemptStatus, User, utcnow
 from app.request_keys import repeats, started_by_key
 from app.row_locks import lock_row
@@ -71,7 +71,7 @@ def start_attempt(
         knobs=knobs,
         seed=seed,
         command=replay_command(drill.slug, knobs, seed),
-        scheduler_id=runner.scheduler_id,
+        scheduler_id=sent_to(session, runner, learner_id=learner_id, turn=turn),
         queue_turn=turn,
         request_key=key,
         hidden_setup=hidden,
@@ -137,8 +137,11 @@ def _commit_keeping_loaded(session: Session) -> None:
 
 
 def dispatch(session: Session, runner: AttemptRunner, attempt: Attempt) -> None:
-    """Send a stored attempt to a worker; if that fails, the record stays with the reason."""
+    """Send a stored attempt to a worker; if that fails, the record stays with the reason. A
+    held attempt (no scheduler yet) stays stored: app/backlog.py sends it when it may go."""
     assert attempt.id is not None
+    if attempt.scheduler_id is None:
+        return
     try:
         runner.submit(
             attempt_id=attempt.id,

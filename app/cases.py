@@ -17,7 +17,7 @@ from app.attempts import dispatch
 from app.case_forms import InvalidCaseInput, parse_diagnosis, parse_verdict
 from app.case_records import experiments_run
 from app.cohorts import cohorts_joined_by
-from app.fair_share import take_turn
+from app.fair_share import sent_to, take_turn
 from app.models import (
     DEFAULT_CASE_BUDGET,
     Attempt,
@@ -128,7 +128,7 @@ def _start_run(
         knobs=dict(knobs),
         seed=case_attempt.seed,
         command=replay_command(drill.slug, dict(knobs), case_attempt.seed),
-        scheduler_id=runner.scheduler_id,
+        scheduler_id=sent_to(session, runner, learner_id=case_attempt.learner_id, turn=turn),
         case_attempt_id=case_attempt.id,
         queue_turn=turn,
     )

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     # A learner's runs queued or running at once (drills, cases and rounds together); one more is
     # refused with a 429, and each learner's runs are handed out in turn (app/fair_share.py).
     runs_per_learner: int = Field(default=4, ge=1, le=1000)
+    # The window a learner's share of the workers is counted over: their runs' worker seconds in
+    # it against the workers' time over the learners active in it (app/fair_share.py).
+    share_window_s: float = Field(default=60.0, ge=1, le=3600)
     # When the pool has had no worker at all for this long, new attempts fail at once with that
     # reason instead of waiting out the queue timeout (and queued ones end too).
     no_worker_grace_s: float = Field(default=30.0, gt=0)

@@ -1,13 +1,15 @@
 """Ending the attempts nobody else will end, from what the database and the scheduler say.
 
 Every web process runs this loop; only the leader (`app.leadership`) acts, so each verdict is
-given once however many processes serve. It needs no memory of who sent what: an unfinished
+given once however many processes serve. The leader also sends the runs held back for fairness
+(`app.backlog`), several times a second. It needs no memory of who sent what: an unfinished
 attempt is judged by its row (its scheduler, its worker's heartbeat, its times) and the pool.
 The same rules end, at start-up, what an earlier cluster left unfinished.
 """
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,6 +19,7 @@ from sqlmodel import Session, col, select
 
 from app import evidence, replays
 from app.attempt_changes import Change, announce
+from app.backlog import release
 from app.config import Settings
 from app.leadership import Leadership
 from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, utcnow
@@ -25,6 +28,8 @@ from app.runner.dispatcher import WORKER_LOST, AttemptRunner
 logger = logging.getLogger(__name__)
 
 SWEEP_EVERY_S = 1.0
+# A held run goes as soon as a worker is free for it: the wait is at most this much longer.
+RELEASE_EVERY_S = 0.25
 
 CLUSTER_RESTARTED = (
     "The workers were restarted while this attempt was queued or running (the server with its "
@@ -56,7 +61,9 @@ def judge(
     settings: Settings,
 ) -> Verdict | None:
     """How an unfinished attempt ends now, or None while it may still finish by itself."""
-    if scheduler_id is not None and attempt.scheduler_id != scheduler_id:
+    # A held run was sent nowhere yet: no restart lost it; it goes to whichever scheduler is up.
+    held = attempt.status == AttemptStatus.queued and attempt.scheduler_id is None
+    if scheduler_id is not None and not held and attempt.scheduler_id != scheduler_id:
         return Verdict(AttemptStatus.failed, CLUSTER_RESTARTED)
     created = _aware(attempt.created_at)
     assert created is not None
@@ -83,6 +90,12 @@ def judge(
             "attempt; is the cluster running any workers?",
         )
     queue_limit = settings.queue_timeout_s
+    if now - created > timedelta(seconds=queue_limit) and held:
+        return Verdict(
+            AttemptStatus.failed,
+            f"This run waited {queue_limit:g} s without being sent to a worker: its learner had "
+            "used more than their share of the workers while other learners were running theirs.",
+        )
     if now - created > timedelta(seconds=queue_limit):
         return Verdict(
             AttemptStatus.failed,
@@ -112,7 +125,7 @@ class Housekeeping:
 
     def start(self) -> None:
         """One sweep now (what an earlier cluster left unfinished ends before the first page is
-        served), then one a second."""
+        served), then one a second, and held runs sent four times a second."""
         self._sweep_if_leader()
         self._thread.start()
 
@@ -123,8 +136,12 @@ class Housekeeping:
         self._leadership.release()
 
     def _loop(self) -> None:
-        while not self._stopping.wait(SWEEP_EVERY_S):
-            self._sweep_if_leader()
+        swept = time.monotonic()
+        while not self._stopping.wait(RELEASE_EVERY_S):
+            if time.monotonic() - swept >= SWEEP_EVERY_S:
+                swept = time.monotonic()
+                self._sweep_if_leader()
+            self._release_if_leader()
 
     def _sweep_if_leader(self) -> None:
         try:
@@ -132,6 +149,18 @@ class Housekeeping:
                 self.sweep()
         except Exception:  # the housekeeping must go on whatever one sweep met
             logger.exception("housekeeping sweep failed")
+
+    def _release_if_leader(self) -> None:
+        try:
+            if self._leadership.held():
+                self.release()
+        except Exception:  # a held run is tried again at the next tick
+            logger.exception("sending held runs failed")
+
+    def release(self) -> list[int]:
+        """Send the held runs that may go now (app/backlog.py); returns their ids."""
+        with Session(self._engine) as session:
+            return release(session, self._runner, self._settings, utcnow())
 
     def sweep(self) -> list[int]:
         """End every attempt whose verdict is in; returns their ids."""

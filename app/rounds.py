@@ -18,7 +18,7 @@ from sqlmodel import Session, col, func, select
 
 from app.attempts import dispatch
 from app.case_forms import parse_diagnosis
-from app.fair_share import take_turn
+from app.fair_share import sent_to, take_turn
 from app.models import Attempt, AttemptStatus, DiagnosisRound
 from app.runner.dispatcher import AttemptRunner
 from drills.cases.contract import CaseSet
@@ -156,7 +156,7 @@ def start_round(
             knobs=drawn.knobs,
             seed=drawn.seed,
             command=replay_command(drill.slug, drawn.knobs, drawn.seed),
-            scheduler_id=runner.scheduler_id,
+            scheduler_id=sent_to(session, runner, learner_id=learner_id, turn=turn),
             round_id=diagnosis_round.id,
             queue_turn=turn,
         )

@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from app.attempts import not_dispatched
 from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseRun
-from app.fair_share import priority_of, take_turn
+from app.fair_share import priority_of, sent_to, take_turn
 from app.limits import MAX_SEED
 from app.models import Attempt, utcnow
 from app.row_locks import lock_row
@@ -89,7 +89,7 @@ def start_run(
         prediction_text="",
         seed=seed,
         command=exercise_command(exercise.slug, seed),
-        scheduler_id=runner.scheduler_id,
+        scheduler_id=sent_to(session, runner, learner_id=learner_id, turn=turn),
         queue_turn=turn,
         exercise_slug=exercise.slug,
     )
@@ -109,6 +109,8 @@ def start_run(
     )
     session.commit()
     session.refresh(attempt)
+    if attempt.scheduler_id is None:
+        return attempt  # held back: app/backlog.py sends it when it may go
     try:
         runner.submit_exercise(
             attempt_id=attempt.id,

@@ -93,7 +93,8 @@ class Attempt(SQLModel, table=True):
     digest: str | None = Field(default=None, max_length=64)
     worker: str | None = Field(default=None, max_length=200)
     # The scheduler the run was sent to (its Dask id): an unfinished attempt of another scheduler
-    # was lost when the cluster restarted.
+    # was lost when the cluster restarted. None while the run is held back (app/fair_share.py):
+    # app/backlog.py sets it when it sends the run.
     scheduler_id: str | None = Field(default=None, max_length=100)
     # How many of its learner's runs were unfinished when it was stored: runs start in turn
     # order, then in the order they came (app/fair_share.py).
@@ -121,7 +122,7 @@ class Attempt(SQLModel, table=True):
     heartbeat_at: datetime | None = None
     # Set by the learner's cancel; the worker reads it with its heartbeat and stops the run.
     cancel_requested_at: datetime | None = None
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None
     compute_s: float | None = None

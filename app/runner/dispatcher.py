@@ -77,6 +77,7 @@ class AttemptRunner:
         # is refused at once when the pool has stayed empty.
         self._empty_since: float | None = None
         self._scheduler_id: str | None = None
+        self._live_workers = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -130,6 +131,11 @@ class AttemptRunner:
     def runs_per_learner(self) -> int:
         """How many runs one learner may have queued or running at once (app/fair_share.py)."""
         return self._settings.runs_per_learner
+
+    @property
+    def share_window_s(self) -> float:
+        """The window a learner's share of the workers is counted over (app/fair_share.py)."""
+        return self._settings.share_window_s
 
     def submit(
         self, *, attempt_id: int, drill: str, knobs: dict[str, Any], seed: int, priority: int = 0
@@ -208,10 +214,16 @@ class AttemptRunner:
         except Exception:  # the scheduler itself is unreachable: no worker can take a run
             logger.exception("could not count the workers")
             live = 0
+        self._live_workers = live
         if live:
             self._empty_since = None
         elif self._empty_since is None:
             self._empty_since = time.monotonic()
+
+    @property
+    def live_workers(self) -> int:
+        """The workers the scheduler knows of, as last counted (every half second)."""
+        return self._live_workers
 
     def no_worker_for(self) -> float:
         """Seconds the pool has been without any worker (0 while it has one)."""

@@ -269,12 +269,13 @@ def add_unfinished_attempt(
     learner_id: int = LOCAL_LEARNER_ID,
     *,
     status: AttemptStatus = AttemptStatus.queued,
-    scheduler_id: str | None = None,
+    scheduler_id: str | None = "an-earlier-scheduler",
     queue_turn: int = 0,
 ) -> int:
     """An attempt the database says is queued or running, with no worker behind it: whatever
     ends it (a test's writer message, the housekeeping) is what the test is about. A running
-    app's housekeeping ends it at once unless it names that app's scheduler."""
+    app's housekeeping ends it at once unless it names that app's scheduler (or, queued with
+    none, it is a held run: the app's backlog sends it)."""
     attempt = Attempt(
         learner_id=learner_id,
         drill_slug=DRILL,

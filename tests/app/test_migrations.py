@@ -200,6 +200,7 @@ def test_the_naming_convention_names_every_constraint_of_the_models() -> None:
         ("fk", "fk_attempt_round_id_diagnosis_round"),
         ("ix", "ix_attempt_round_id"),
         ("ix", "ix_attempt_exercise_slug"),
+        ("ix", "ix_attempt_created_at"),  # who ran lately (app/fair_share.py)
         ("uq", "uq_attempt_learner_id"),  # (learner_id, request_key): one run per request key
     }
     for table in TABLES:

@@ -3,11 +3,12 @@ where it stands in the queue, the submit section unlocks when a run ends, a resu
 from the last version; and what a visitor may read before registering."""
 
 import re
+from datetime import timedelta
 
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
-from app.models import Attempt, AttemptStatus, Decision
+from app.models import Attempt, AttemptStatus, Decision, utcnow
 from tests.app.factories import (
     add_attempt,
     add_review,
@@ -71,6 +72,33 @@ def test_a_waiting_run_says_how_many_runs_are_ahead_of_it(client: TestClient) ->
         session.commit()
     line = client.get(f"/attempts/{mine}/wait", headers=HTMX).text
     assert "yours is the next run to start" in line
+
+
+def test_a_run_held_back_for_its_learners_share_says_so(client: TestClient) -> None:
+    """A learner whose runs had both workers for most of the last minute while another learner
+    ran: their next run is held back (app/fair_share.py), and its line says why, not "next"."""
+    engine = engine_of(client)
+    me, other = learner_id(client), add_user(engine, "someone-else")
+    now = utcnow()
+    with Session(engine) as session:
+        for who, seconds in ((me, 59), (me, 59), (other, 1)):
+            session.add(
+                Attempt(
+                    learner_id=who, drill_slug="overfit-one-batch", drill_version="1",
+                    hypothesis="fits", prediction_text="", knobs={}, seed=0, command="",
+                    status=AttemptStatus.succeeded, scheduler_id="an-earlier-scheduler",
+                    created_at=now - timedelta(seconds=seconds),
+                    started_at=now - timedelta(seconds=seconds), finished_at=now,
+                )
+            )  # fmt: skip
+        session.commit()
+    held = add_unfinished_attempt(engine, me, scheduler_id=None)
+    line = client.get(f"/attempts/{held}/wait", headers=HTMX).text
+    assert "Held back for now" in line and "share of the workers" in line, line
+    assert "next run to start" not in line
+    with Session(engine) as session:
+        row = session.get(Attempt, held)
+        assert row is not None and row.scheduler_id is None  # still held: the line was true
 
 
 def test_a_running_run_no_longer_polls_for_its_place(client: TestClient) -> None:
