@@ -82,6 +82,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     i2 = add_user(engine, "instructor-2", Role.instructor)
     a = add_user(engine, "learner-a")
     b = add_user(engine, "learner-b")
+    waiting = add_user(engine, "learner-c")  # holds the queued runs the cancel cases cancel
     c1 = add_cohort(engine, i1, name="C1", code="AAAA2222", learners=[a])
     c2 = add_cohort(engine, i2, name="C2", code="BBBB3333", learners=[b])
     failed_a = add_attempt(engine, a, fixed=False)
@@ -93,9 +94,10 @@ def world(anonymous: TestClient) -> Iterator[World]:
     add_review(engine, reviewed_b, i2, comment="Say why.", decision="changes_requested")
     pending_b = add_submission(engine, b, failed_b, fixed_b, version=2)
     # Queued with no task behind them (the cases cancel them); on this app's scheduler, so its
-    # housekeeping leaves them alone.
+    # housekeeping leaves them alone. A learner of their own: learner A's runs start at once
+    # (a learner's second unfinished run waits in the backlog, app/fair_share.py).
     scheduler = app.state.runner.scheduler_id
-    queued = [add_unfinished_attempt(engine, a, scheduler_id=scheduler) for _ in range(2)]
+    queued = [add_unfinished_attempt(engine, waiting, scheduler_id=scheduler) for _ in range(2)]
     # Learner A's case attempts, one per case route: revealed (reviewed by I1), still
     # diagnosing, and two under investigation (one runs an experiment, one takes the verdict).
     revealed_case, revealed_run = add_case_attempt(engine, a)
@@ -109,6 +111,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     clients = {
         "learner_a": signed_in(app, "learner-a"),
         "learner_b": signed_in(app, "learner-b"),
+        "learner_c": signed_in(app, "learner-c"),
         "instructor": signed_in(app, "instructor-1"),
         "other_instructor": signed_in(app, "instructor-2"),
         "admin": signed_in(app, "admin"),
@@ -122,8 +125,8 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "failed_a": failed_a,
         "fixed_a": fixed_a,
         "pending_b": pending_b,
-        "queued_a": queued[0],
-        "queued_a_api": queued[1],
+        "queued_c": queued[0],
+        "queued_c_api": queued[1],
         "revealed_case": revealed_case,
         "revealed_run": revealed_run,
         "diagnosing_case": diagnosing_case,
@@ -264,10 +267,10 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             c["instructor"], f"/attempts/{ids['fixed_a']}/replays", 303, form={}
         ),
         ("POST", "/attempts/{attempt_id}/cancel"): Case(
-            c["learner_a"], f"/attempts/{ids['queued_a']}/cancel", 303, form={}
+            c["learner_c"], f"/attempts/{ids['queued_c']}/cancel", 303, form={}
         ),
         ("POST", "/api/attempts/{attempt_id}/cancel"): Case(
-            c["learner_a"], f"/api/attempts/{ids['queued_a_api']}/cancel", 202, json={}
+            c["learner_c"], f"/api/attempts/{ids['queued_c_api']}/cancel", 202, json={}
         ),
         ("POST", "/drills/{slug}/submissions"): Case(
             c["learner_a"],
@@ -498,7 +501,7 @@ def check_control(case: Case, own: str, wrong: list[str], route: str, world: Wor
     elif case.changes_state and snapshot(engine) == rows and case.probe() == probe:
         wrong.append(f"{route} with the right token changed nothing")
     # A run it started writes on: let it end before the next snapshot.
-    wait_for_runs(engine, idle=(world.ids["queued_a"], world.ids["queued_a_api"]))
+    wait_for_runs(engine, idle=(world.ids["queued_c"], world.ids["queued_c_api"]))
 
 
 def test_the_token_is_the_one_the_page_and_the_api_hand_out(client: TestClient) -> None:
@@ -512,10 +515,11 @@ def test_the_token_is_the_one_the_page_and_the_api_hand_out(client: TestClient) 
     other.close()
 
 
-def test_no_get_changes_state(world: World) -> None:
+def filled(world: World, path: str) -> str:
+    """A route's path with ids of the world's rows (the admin may read each GET)."""
     ids = world.ids
     values = {
-        "slug": DRILL,
+        "slug": EXERCISE if path.startswith(("/exercises/", "/api/exercises/")) else DRILL,
         "attempt_id": ids["fixed_a"],  # final: its event stream ends by itself
         "submission_id": ids["pending_b"],
         "cohort_id": ids["c1"],
@@ -525,15 +529,21 @@ def test_no_get_changes_state(world: World) -> None:
         "case_attempt_id": ids["revealed_case"],
         "case_run_id": ids["revealed_run"],  # final: its event stream ends by itself
         "round_id": ids["answered_round"],  # its run is final: the stream ends by itself
+        "run_id": ids["exercise_run"],
     }
-    values["run_id"] = ids["exercise_run"]
+    return fill(path, **values)
 
-    def filled(path: str) -> str:
-        exercise = path.startswith(("/exercises/", "/api/exercises/"))
-        return fill(path, **(values | {"slug": EXERCISE} if exercise else values))
 
-    get_routes = sorted(p for m, p in http_routes(world.app) if m == "GET")
-    urls = [filled(path) for path in get_routes]
+def readable_urls(world: World) -> list[str]:
+    """A URL for every GET route: each one the admin may read."""
+    return [
+        filled(world, path) for path in sorted(p for m, p in http_routes(world.app) if m == "GET")
+    ]
+
+
+def test_no_get_changes_state(world: World) -> None:
+    ids = world.ids
+    urls = readable_urls(world)
     readable = set(urls)
     urls += [
         "/openapi.json",
@@ -544,7 +554,7 @@ def test_no_get_changes_state(world: World) -> None:
         f"/api/attempts/{ids['failed_a']}/events",
     ]
     # A GET to a state-changing URL (a link, an <img src>) must not do what the POST does.
-    urls += [filled(p) for m, p in http_routes(world.app) if m not in SAFE_METHODS]
+    urls += [filled(world, p) for m, p in http_routes(world.app) if m not in SAFE_METHODS]
     changed: list[str] = []
     for actor in ("admin", "learner_a"):
         client = world.clients[actor]

@@ -5,19 +5,30 @@ lag is measured by a callback sent to it, as the other requests and streams woul
 
 import asyncio
 import inspect
+import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
 from app.models import CaseStage
+from app.portfolio.signing import sign
+from app.portfolio.xapi import digested
+from tests.app import test_csrf
 from tests.app.factories import add_case_attempt, add_round, engine_of
+
+if TYPE_CHECKING:
+    from tests.app.test_csrf import World
+
+# The CSRF test's fixture: a row for every route's ids (learners, cohorts, runs, cases, rounds).
+world = test_csrf.world
 
 LOCKED_S = 1.5
 MAX_LAG_S = 0.1
@@ -130,3 +141,118 @@ def test_no_coroutine_handler_is_handed_the_database_session(anonymous: TestClie
         if any(dependency.call is get_session for dependency in route.dependant.dependencies):
             offenders.append(f"{sorted(route.methods)} {route.path}")
     assert offenders == []
+
+
+# How long the database stays write-locked around each request: a state-changing request
+# waits for the lock (in the thread pool, or on the loop if its handler is async); a read goes on.
+HOLD_S = {"GET": 0.3, "POST": 1.0}
+# A stall this long is a held loop, not the machine: the lock is held for HOLD_S["POST"], and a
+# check of the heaviest upload on the loop held it for ~3 s.
+HELD_S = 0.8
+
+
+@contextmanager
+def loop_stalls(client: TestClient) -> Iterator[list[float]]:
+    """How late each 10 ms sleep on the app's loop woke, while the block runs (measured on the
+    loop itself: how long a page or a live stream would have waited for it to be free)."""
+    stalls: list[float] = []
+    stop = threading.Event()
+
+    async def watch() -> None:
+        while not stop.is_set():
+            started = time.monotonic()
+            await asyncio.sleep(0.01)
+            stalls.append(time.monotonic() - started - 0.01)
+
+    watching = client.portal.start_task_soon(watch)  # type: ignore[union-attr]
+    try:
+        yield stalls
+    finally:
+        stop.set()
+        watching.result(timeout=30)
+
+
+def stalls_while(
+    client: TestClient, database_url: str, send: Send, hold_s: float
+) -> tuple[list[float], Any]:
+    """The loop's stalls while `send` runs, with the database write-locked for `hold_s`."""
+    answers: list[Any] = []
+    with loop_stalls(client) as stalls:
+        with write_locked(database_url):
+            sender = threading.Thread(target=lambda: answers.append(send()))
+            sender.start()
+            time.sleep(hold_s)
+        sender.join(timeout=60)
+    return stalls, answers[0] if answers else None
+
+
+def held_the_loop(stalls: list[float]) -> bool:
+    """A free loop wakes nearly every time within 100 ms; one held by the request does not wake
+    until the lock goes. A lone late wake-up shorter than HELD_S is the machine (two busy cores
+    and two test processes), not the request."""
+    typical = sorted(stalls)[int(0.9 * (len(stalls) - 1))] if stalls else HELD_S
+    return typical >= MAX_LAG_S or max(stalls, default=HELD_S) >= HELD_S
+
+
+def heavy_export(client: TestClient, app: Any) -> bytes:
+    """A real, intact export near the 20 MB upload limit: 1,000 statements, each carrying ~1,000
+    curve values, digested and signed with the server's key. Checking it canonicalises every
+    value (seconds of CPU): it held the loop for 2.3-3.4 s when it ran there."""
+    document = json.loads(client.get("/portfolio/export.json").content)
+    document.pop("signature")
+    first = {key: value for key, value in document["statements"][0].items() if key != "digest"}
+    curve = [round(0.5 + i * 1e-4 + 1 / (i + 3), 12) for i in range(1_000)]
+    document["statements"] = [
+        digested(first | {"id": f"{first['id']}-{n}", "curve": curve}) for n in range(1_000)
+    ]
+    body = json.dumps(sign(document, app.state.signing_key)).encode()
+    assert 15_000_000 < len(body) < 20_000_000, len(body)
+    return body
+
+
+@pytest.mark.slow
+def test_every_route_leaves_the_loop_free_with_the_database_write_locked(
+    world: "World", anonymous: TestClient, database_url: str
+) -> None:
+    """Every GET route (read by the admin, valid ids), every state-changing route with a valid
+    request, and the heaviest upload, each sent while another connection holds the database's
+    write lock: the loop keeps answering. (A handler doing its database or CPU work on the loop
+    holds every page and live stream of the server while it waits.)"""
+    from tests.app.test_csrf import cases, readable_urls, send, token_of, wait_for_runs
+
+    # Every browser's requests run on the app's own loop, as a server's all do (a TestClient not
+    # started with `with` would run each request on a loop of its own, watched by no one).
+    every_case = cases(world)
+    for client in [*world.clients.values(), *(case.client for case in every_case.values())]:
+        client.portal = anonymous.portal
+    admin = world.clients["admin"]
+    held: list[str] = []
+    for url in readable_urls(world):
+        if url.endswith("/events"):
+            continue  # a live stream answers for as long as it follows: read below, not here
+        # Warm first: a page's first request compiles its templates and imports what it shows,
+        # once per process; what is measured is what every request costs.
+        admin.get(url)
+        get = partial(admin.get, url)
+        stalls, answer = stalls_while(anonymous, database_url, get, HOLD_S["GET"])
+        if held_the_loop(stalls) or answer is None or answer.status_code >= 500:
+            held.append(f"GET {url}: stalls {sorted(stalls)[-3:]}, answer {answer}")
+    idle = (world.ids["queued_c"], world.ids["queued_c_api"])
+    for (method, path), case in every_case.items():
+        token = token_of(case.client)
+
+        def post(case: Any = case, token: str = token) -> Any:
+            field = None if case.json is not None else token
+            return send(case, header=token if case.json is not None else None, field=field)
+
+        stalls, answer = stalls_while(anonymous, database_url, post, HOLD_S["POST"])
+        if held_the_loop(stalls) or answer is None or answer.status_code >= 500:
+            held.append(f"{method} {path}: stalls {sorted(stalls)[-3:]}, answer {answer}")
+        wait_for_runs(world.engine, idle=idle)
+    learner = world.clients["learner_a"]
+    upload = {"file": ("export.json", heavy_export(learner, world.app), "application/json")}
+    verify = partial(learner.post, "/portfolio/verify", files=upload)
+    stalls, answer = stalls_while(anonymous, database_url, verify, HOLD_S["POST"])
+    if held_the_loop(stalls) or answer is None or 'id="verify-intact"' not in answer.text:
+        held.append(f"POST /portfolio/verify, 19 MB: stalls {sorted(stalls)[-3:]}, answer {answer}")
+    assert not held, "\n".join(held)
