@@ -1,6 +1,8 @@
-"""Cases on the overfit-one-batch drill: one fixed batch that will not go to zero, and a batch
-that does but is measured through noise. The height where the loss stops, what the loss is
-actually compared with, and the same weights measured without noise tell the causes apart."""
+"""Cases on the overfit-one-batch drill: one fixed batch that will not go to zero, a batch that
+does but is measured through noise, and a check that reaches zero on a batch that was not the
+same from step to step. The height where the loss stops, what the loss is actually compared
+with, the same weights measured without noise, and the batch set beside the first step's tell
+the causes apart."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.catalog.overfit_one_batch import DRILL
 
 NEAR_ZERO = 0.1  # the drill's own "memorised" line
 
@@ -29,6 +32,21 @@ def what_the_loss_compares(signature: Mapping[str, Any], error: str | None) -> s
     if signature.get("target_variance") is not None:
         return "numeric-scores"
     return "class-labels"
+
+
+def batch_against_first(signature: Mapping[str, Any], error: str | None) -> str:
+    """Each step's batch, compared bit for bit with the first step's."""
+    changed = signature.get("batch_changed_steps")
+    if changed is None:
+        return "no-steps"
+    return "changes-between-steps" if changed > 0 else "same-at-every-step"
+
+
+def plateau_reading(signature: Mapping[str, Any], error: str | None) -> str:
+    """The drill's reading of the run from its loss alone: the batch check left out, since the
+    numbers this experiment shows (the plateau, the reference levels, the weights' movement)
+    say nothing about whether the batch changed."""
+    return DRILL.diagnose({**signature, "batch_changed_steps": None}, error)
 
 
 def memorised_or_not(signature: Mapping[str, Any], error: str | None) -> str:
@@ -83,6 +101,16 @@ CASE_SET = CaseSet(
             "randomness",
             fix="switch-off-noise",
         ),
+        Cause(
+            "batch-written-into",
+            "data",
+            "Code in the loop writes into the batch it reuses (noise added in place to its "
+            "features), so each step trains on a batch that has drifted further from the one "
+            "loaded.",
+            {"bug": "batch-edited-in-place"},
+            "batch-drifts",
+            fix="copy-the-batch",
+        ),
     ),
     experiments=(
         Experiment(
@@ -128,6 +156,16 @@ CASE_SET = CaseSet(
             "label mix, and check how far the weights moved.",
             shows=("numbers",),
             observations=("final_loss", "chance_loss", "label_entropy", "weight_change"),
+            reading=plateau_reading,
+        ),
+        Experiment(
+            "batch-against-first",
+            "Compare each step's batch with the first",
+            "Keep a clone of the batch as the first step reads it and compare the batch of every "
+            "later step with it, tensor by tensor and bit for bit: is the fixed batch fixed?",
+            shows=("numbers",),
+            observations=("batch_changed_steps", "first_batch_change", "batch_drift"),
+            reading=batch_against_first,
         ),
     ),
     fixes=(
@@ -153,6 +191,12 @@ CASE_SET = CaseSet(
             "switch-off-noise",
             "Call model.eval() and skip the augmentation for the overfit check.",
             Change(replace={"bug": {"randomness-on": "none"}}),
+        ),
+        Fix(
+            "copy-the-batch",
+            "Clone the batch's tensors before changing them, so the batch the loop reuses stays "
+            "as it was loaded.",
+            Change(replace={"bug": {"batch-edited-in-place": "none"}}),
         ),
         Fix(
             "lower-learning-rate",
@@ -198,5 +242,15 @@ CASES = (
         " small before they go on.",
         CASE_SET,
         causes=("noise-left-on", "loop-is-sound", "labels-reshuffled"),
+    ),
+    Case(
+        "a-check-that-passed",
+        "A check that passed",
+        "Your one-batch sanity check on eight examples reached zero loss within a few hundred "
+        "steps, after a teammate refactored the loop to share its preprocessing with the real "
+        "training script. Before you rely on it, decide whether the check itself can be "
+        "trusted.",
+        CASE_SET,
+        causes=("loop-is-sound", "batch-written-into"),
     ),
 )

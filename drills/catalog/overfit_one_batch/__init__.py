@@ -2,6 +2,14 @@
 
 A capable model trained on one small, fixed batch must drive the loss to ~0. Each injected bug
 leaves its own plateau, and the height of the plateau gives the bug away.
+
+Two variants need no plateau to be seen, only the check that the fixed batch is fixed
+(fixed_batch.py): an "augmentation" added with += to the features the loop reads from its
+batch dict writes the noise into that dict, so every step after the first trains on a batch
+that has drifted further from the one loaded, while the loss can fall to zero as a healthy
+run's does; and dropout and input noise left on but the seed reset before every step draw the
+same noise and the same masks each time, so the inputs are bit for bit the first step's and
+the batch is memorised as that one draw shows it.
 """
 
 from __future__ import annotations
@@ -20,7 +28,15 @@ from drills.core.contract import (
     Reference,
 )
 
-BUGS = ("none", "shuffled-labels", "broadcast-target", "all-padding", "randomness-on")
+BUGS = (
+    "none",
+    "shuffled-labels",
+    "broadcast-target",
+    "all-padding",
+    "randomness-on",
+    "batch-edited-in-place",
+    "randomness-reseeded",
+)
 
 # Thresholds diagnose() reads the numbers with.
 FITS_BELOW = 0.1  # final loss under this: the batch was memorised
@@ -64,7 +80,10 @@ class OverfitOneBatch(Drill):
             "none",
             "The data bug injected into the loop: none; labels re-permuted within the batch "
             "every step; a (N, 1) score prediction compared with a (N,) score target; every "
-            "label masked as padding; dropout and input-noise augmentation left on.",
+            "label masked as padding; dropout and input-noise augmentation left on; input "
+            "noise added with += to the features the loop takes from its batch dict each "
+            "step; dropout and input noise left on, with torch.manual_seed called before "
+            "every step.",
             choices=BUGS,
         ),
         Knob(
@@ -102,6 +121,20 @@ class OverfitOneBatch(Drill):
             "randomness",
             "Dropout or augmentation is still on: the loss falls but stays noisy above zero, while "
             "the same weights in eval mode on clean inputs do much better.",
+        ),
+        Hypothesis(
+            "batch-drifts",
+            "The fixed batch is not fixed: something writes into the batch the loop reuses, so "
+            "from the second step on each step reads a batch that differs from the first "
+            "step's (compared bit for bit). Whatever the loss does, and it can fall to zero as "
+            "a healthy run's does, the check is not training on one batch.",
+        ),
+        Hypothesis(
+            "randomness-pinned",
+            "Dropout and input noise are on, but the seed is reset before every step: each "
+            "step starts from the same random state and gives the model the same input, bit "
+            "for bit, through the same dropout masks. The model memorises the batch as that "
+            "one draw shows it, and the loss goes to about zero as with randomness off.",
         ),
         Hypothesis(
             "learning-rate",
@@ -152,6 +185,10 @@ class OverfitOneBatch(Drill):
         Observation("weight_change", "How far the weights moved, relative to their size"),
         Observation("supervised_targets", "Targets that count in the loss"),
         Observation("nonfinite_step", "First step whose loss was not finite"),
+        Observation("batch_changed_steps", "Steps whose batch differed from the first step's"),
+        Observation("input_changed_steps", "Steps whose model input differed from the first's"),
+        Observation("rng_changed_steps", "Steps that began from another random state"),
+        Observation("batch_drift", "How far the batch ended from the one loaded, relative"),
     )
     # Scored with diagnose()'s own thresholds: "about zero" is under FITS_BELOW, and a floor is
     # reached within PLATEAU_BAND. Over seeds 0-4 a clean loop ends at 0.000 and shuffled labels
@@ -172,6 +209,10 @@ class OverfitOneBatch(Drill):
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         if signature.get("supervised_targets") == 0:
             return "nothing-supervised"
+        # Measured before anything the loss says: a batch that changed under the loop makes
+        # every reading of its curve a reading of some other batch.
+        if (signature.get("batch_changed_steps") or 0) > 0:
+            return "batch-drifts"
         if signature.get("nonfinite_step") is not None:
             return "learning-rate"
         final, initial = signature.get("final_loss"), signature.get("initial_loss")
@@ -181,7 +222,7 @@ class OverfitOneBatch(Drill):
         if peak is not None and peak > BLEW_UP_ABOVE * initial:
             return "learning-rate"  # read the whole run, not only where it ended
         if final < FITS_BELOW:
-            return "fits"
+            return "randomness-pinned" if _pinned(signature) else "fits"
         weight_change = signature.get("weight_change")
         if weight_change is not None and weight_change < STILL_BELOW:
             return "learning-rate"  # the loss sits still because the weights do
@@ -196,6 +237,14 @@ class OverfitOneBatch(Drill):
             if floor is not None and abs(final - floor) <= PLATEAU_BAND * floor:
                 return key
         return "learning-rate"  # moving, but slowly and towards no known floor
+
+
+def _pinned(signature: Mapping[str, Any]) -> bool:
+    """Noise was added to the inputs, yet every step gave the model the first step's input and
+    started from the first step's random state."""
+    return bool(signature.get("inputs_augmented")) and (
+        signature.get("input_changed_steps") == 0 and signature.get("rng_changed_steps") == 0
+    )
 
 
 DRILL = OverfitOneBatch()

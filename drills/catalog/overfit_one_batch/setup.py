@@ -26,6 +26,11 @@ class OverfitConfig:
     hidden: int = 64  # width of the two hidden layers: plenty to memorise 8 examples
     dropout: float = 0.3  # only active when randomness is left on
     augment_noise: float = 1.0  # std of the Gaussian noise added to inputs when randomness is on
+    # std of the noise the in-place edit writes into the held batch's features at every step
+    drift_noise: float = 0.1
+    # The seed set again before every step when the randomness is reseeded (any constant will
+    # do: what matters is that it is the same one each time).
+    reseed: int = 60
 
 
 @dataclass(frozen=True)

@@ -25,3 +25,12 @@ class OverfitSignature(Signature):
     weight_change: float | None = None  # ||final - initial|| / ||initial||
     nonfinite_step: int | None = None
     raw_loss_finite: bool | None = None  # all-padding: is the 0/0 loss finite?
+    # Is the fixed batch fixed? Each counted bit for bit against the first step's
+    # (drills/catalog/overfit_one_batch/fixed_batch.py):
+    batch_changed_steps: int | None = None  # steps whose held batch (the dict) had changed
+    first_batch_change: int | None = None  # the first such step
+    input_changed_steps: int | None = None  # steps whose model input differed
+    rng_changed_steps: int | None = None  # steps starting from another random state
+    inputs_augmented: bool | None = None  # the model's input is not the batch itself (noise)
+    # ||held features at the end - the batch as loaded|| / ||the batch as loaded||
+    batch_drift: float | None = None

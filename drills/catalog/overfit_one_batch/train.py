@@ -13,6 +13,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from drills.catalog.overfit_one_batch.fixed_batch import FixedBatchWatch
 from drills.catalog.overfit_one_batch.setup import (
     MLP,
     PADDING,
@@ -40,7 +41,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     bug, classes = config.bug, config.classes
     batch = make_batch(config, run.data_rng)
     regress_score = bug == "broadcast-target"
-    randomness_on = bug == "randomness-on"
+    # Reseeded, the randomness is on as well: the seed set before each step makes it repeat.
+    randomness_on = bug in ("randomness-on", "randomness-reseeded")
+    reseeded = bug == "randomness-reseeded"
+    edited_in_place = bug == "batch-edited-in-place"
 
     # What the loss compares the predictions with.
     loss_fn: LossFn
@@ -86,10 +90,23 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         outcome = run.outcome(signature, inputs=inputs, error=message, loss_sum=0.0, loss_count=0)
         raise DrillError(message, outcome=outcome)
 
+    # The batch as the loop holds it from step to step, the way a loader hands one out: a
+    # dict of tensors. Its contents at each step's start are compared, bit for bit, with the
+    # first step's (a clone kept aside), as are the model's input and torch's random state.
+    held = {"features": batch.features.clone(), "labels": targets}
+    watch = FixedBatchWatch(held)
     for step in range(config.steps):
-        x = batch.features
+        if reseeded:
+            torch.manual_seed(config.reseed)  # the same seed before every step
+        watch.step_starts(held)
+        x = held["features"]
+        if edited_in_place:
+            # The bug: x is the dict's own tensor, and += writes the "augmentation" into it, so
+            # the noise piles up in the batch the next step reads again.
+            x += config.drift_noise * torch.randn_like(x)
         if randomness_on:
             x = x + config.augment_noise * torch.randn_like(x)  # fresh noise every step
+        watch.model_input(x, held)
         step_targets = targets
         if bug == "shuffled-labels":
             step_targets = targets[torch.randperm(config.examples)]
@@ -126,4 +143,5 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     signature.eval_loss = eval_loss if math.isfinite(eval_loss) else None
     signature.weight_change = relative_weight_change(run.parameter_rows())
     signature.nonfinite_step = run.nonfinite_step
+    watch.fill(signature, held, batch.features)
     return run.outcome(signature, inputs=inputs, torch_warnings=sorted(torch_warnings))

@@ -39,6 +39,34 @@ ITEMS: tuple[ReviewItem, ...] = (
         drills=("overfit-one-batch",),
     ),
     ReviewItem(
+        key="fixed-batch-written-into",
+        topic="data",
+        prompt="Your overfit check reuses one batch dict at every step, and its loss goes to "
+        "zero. How could every step still have trained on a different batch, and how do you "
+        "find out?",
+        answer="Code that edits the dict's tensors **in place** changes the batch the next "
+        "step reads: `x = batch['features']` is not a copy, so `x += noise`, a normalisation "
+        "with `sub_` or `div_`, or a label fix written back all pile up from step to step. A "
+        "small model can keep up with a batch that moves a little each step, so the curve "
+        "looks healthy. Keep a clone of the first step's batch and compare every later one "
+        "with it using `torch.equal`, key by key; copy with `.clone()` before editing.",
+        drills=("overfit-one-batch",),
+    ),
+    ReviewItem(
+        key="reseeded-overfit-memorises-one-draw",
+        topic="data",
+        prompt="You reset the seed before each step, so dropout and augmentation repeat, and "
+        "the overfit loss reaches zero. What exactly did the model memorise, and what is "
+        "still unchecked?",
+        answer="It memorised **one draw**: the same noisy inputs seen through the same "
+        "dropout masks at every step. That shows the loop can memorise, and the run can be "
+        "repeated number for number. It does not show the clean batch is fitted: in the "
+        "drill the same weights in eval mode on the clean inputs score between 0.1 and 1.7 "
+        "nats. Confirm the reseeding works by comparing two steps' inputs bit for bit, and "
+        "measure in eval mode when you need the batch's own loss.",
+        drills=("overfit-one-batch",),
+    ),
+    ReviewItem(
         key="spike-every-epoch",
         topic="data",
         prompt="The loss jumps at the same position in every epoch. What do you suspect, and "
