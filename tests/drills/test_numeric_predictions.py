@@ -102,7 +102,7 @@ THEORY = [
     ("gradient-accumulation", {"accumulation": "summed"}, 8.0),  # k = 8 micro-batches
     ("mixed-precision", {"unscale": "first"}, 1.0),  # read after unscale_: the true norm
     ("mixed-precision", {"unscale": "late"}, 1024.0),  # read before it: times the scale, 2^10
-    # ln 16 for each first token, ln 2 for the rest: over 2-14 and 40-56 long, about 0.89
+    # ln 16 for each first token, ln 2 for the rest: over 7-9 and 40-56 long, about 0.89
     ("variable-length-loss", {"lengths": "mixed"}, 0.89),
     ("variable-length-loss", {"lengths": "equal"}, (math.log(16) + 7 * math.log(2)) / 8),
 ]

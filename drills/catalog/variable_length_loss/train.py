@@ -32,6 +32,7 @@ from drills.catalog.variable_length_loss.problem import (
     decoded,
     draw_lengths,
     draw_sequence,
+    long_bucket,
     sequences_digest,
     shuffled,
     successor_table,
@@ -117,7 +118,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     eval_seqs = [
         draw_sequence(n, table_, run.data_rng) for n in draw_lengths(config.lengths, run.data_rng)
     ]
-    batches = by_length(train_seqs)  # the long documents, if any, are the last batch
+    batches = long_bucket(train_seqs, run.data_rng)  # the long documents, if any, are the last
     order = epoch_order(run)
     if config.bad_batch == "on":
         # An ordinary batch half-way through the epoch (never the long documents' batch).
