@@ -19,6 +19,8 @@ STARTER_FAILS = {
     "eval-mode-remeasure": ({"eval-mode-loss"}, "val-easier"),
     "optimizer-new-head": ({"new-head-learns"}, "head-left-out"),
     "accumulation-big-batch-step": ({"big-batch-step", "trains-to-floor"}, "summed-diverges"),
+    # The steps blow the weights up to NaN: no trained weights come back either.
+    "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -38,6 +40,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "eval-mode-remeasure": "train-noise",
     "optimizer-new-head": "all-optimized",
     "accumulation-big-batch-step": "healthy",
+    "per-token-loss": "per-token",
 }
 
 
