@@ -30,6 +30,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("silent-no-learning", "parameter-audit", "write"),
         ("gradient-accumulation", "accumulation-big-batch-step", "fix"),
         ("mixed-precision", "mixed-precision-float32-step", "fix"),
+        ("variable-length-loss", "per-token-loss", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -80,6 +81,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "label-audit": ("t + 1", "t + shift", "shifted once"),
         "accumulation-big-batch-step": ("divid", "/ k", "sum", "mean", "averag", "scale"),
         "mixed-precision-float32-step": ("unscale", "times the scale", "before clip", "order"),
+        "per-token-loss": ("divid", "sum", "per sequence", "len(", "number of sequences"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

@@ -26,6 +26,7 @@ def usable() -> None:
         ("graph-detached-features", "intact"),
         ("accumulation-big-batch-step", "healthy"),
         ("mixed-precision-float32-step", "healthy"),
+        ("per-token-loss", "per-token"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

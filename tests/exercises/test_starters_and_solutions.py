@@ -20,6 +20,8 @@ STARTER_FAILS = {
     "optimizer-new-head": ({"new-head-learns"}, "head-left-out"),
     "accumulation-big-batch-step": ({"big-batch-step", "trains-to-floor"}, "summed-diverges"),
     "mixed-precision-float32-step": ({"float32-step", "trains"}, "clipped-scaled"),
+    # The steps blow the weights up to NaN: no trained weights come back either.
+    "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -40,6 +42,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "optimizer-new-head": "all-optimized",
     "accumulation-big-batch-step": "healthy",
     "mixed-precision-float32-step": "healthy",
+    "per-token-loss": "per-token",
 }
 
 

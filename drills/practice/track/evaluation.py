@@ -58,6 +58,18 @@ ITEMS: tuple[ReviewItem, ...] = (
         "standard error of the evaluation set.",
         drills=("loss-vs-metric",),
     ),
+    ReviewItem(
+        key="per-token-corpus-mean",
+        topic="evaluation",
+        prompt="An evaluation loop averages each batch's mean token loss. Why can its number "
+        "move when only the collator changes, and which number does not?",
+        answer="A mean of batch means gives every batch the **same weight** whatever its token "
+        "count. When short sequences are harder per token and the batches differ in length, "
+        "sorting the set by length before batching changes the weights and so the number, "
+        "with the model untouched. The **per-token corpus mean**, every token's loss summed "
+        "and divided by the number of tokens, does not depend on the batching at all.",
+        drills=("variable-length-loss",),
+    ),
     # -- nothing broken ------------------------------------------------------------------------
     ReviewItem(
         key="validation-below-training",

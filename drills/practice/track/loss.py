@@ -116,4 +116,29 @@ ITEMS: tuple[ReviewItem, ...] = (
         "still tolerable; it only shows the slip once k grows past that point.",
         drills=("gradient-accumulation",),
     ),
+    ReviewItem(
+        key="token-sum-logged",
+        topic="loss",
+        prompt="A language-model loop logs its batch loss as the token losses summed and divided "
+        "by the number of sequences. Batches differ in length. What does the logged curve do, "
+        "and what should the divisor be?",
+        answer="The logged number is the per-token mean **times the tokens per sequence**, so "
+        "it rises and falls with each batch's length: a batch of long documents reads several "
+        "times higher though no token got worse, and curves from loaders with other lengths "
+        "do not compare. Divide by the batch's count of **real, unmasked tokens** to log a "
+        "per-token mean that means the same on every batch.",
+        drills=("variable-length-loss",),
+    ),
+    ReviewItem(
+        key="long-batch-spike",
+        topic="loss",
+        prompt="The training loss leaps on one step of every epoch and is back to normal on "
+        "the next. How do you tell a batch that is only long from a batch that is broken?",
+        answer="Put two numbers beside the leap: the batch's **count of real tokens** and its "
+        "loss **per token**. If the batch is the epoch's longest and its per-token loss is "
+        "ordinary, only the reduction made it leap (a sum, not a mean). If its per-token loss "
+        "is high at an ordinary length, the examples themselves are suspect: decode them and "
+        "check their labels.",
+        drills=("variable-length-loss", "loss-spikes"),
+    ),
 )
