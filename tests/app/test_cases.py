@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
-from app.models import Attempt, CaseAttempt
+from app.models import Attempt, CaseAttempt, CaseRun
 from drills.cases.contract import Cause
 from drills.cases.evidence import leaks
 from drills.cases.registry import all_cases, get_case
@@ -283,6 +283,46 @@ def test_the_budget_holds_when_pressed_twice_at_once(client: TestClient) -> None
     assert sorted(codes) == [303, 409]
     assert len(case_json(client, case_attempt_id)["experiments_spent"]) == 1
     wait_until_runs_end(client, case_attempt_id)
+
+
+def test_two_verdicts_at_once_store_one(client: TestClient) -> None:
+    """The verdict ends the case once: two presses at once (two tabs, a double click) get one
+    303 and one 409, and only one fix run is started. Held by the row lock (an UPDATE) on SQLite
+    and PostgreSQL alike, not by the order the event loop takes requests in."""
+    case_attempt_id = open_case(client, "a-suspicious-checkpoint")
+    wait_until_runs_end(client, case_attempt_id)
+    diagnose(client, case_attempt_id, "Nothing is wrong", [], "update-sizes")
+    page = client.get(f"/cases/attempts/{case_attempt_id}").text
+    cause = option(page, "Nothing is wrong", "cause")
+    barrier = threading.Barrier(2)
+    codes: list[int] = []
+
+    def press(fix: str) -> None:
+        barrier.wait()
+        answer = client.post(
+            f"/cases/attempts/{case_attempt_id}/verdict",
+            data={"cause": cause, "fix": fix},
+            follow_redirects=False,
+        )
+        codes.append(answer.status_code)
+
+    threads = [
+        threading.Thread(target=press, args=(fix,))
+        for fix in ("optimize-all-parameters", "unfreeze-backbone")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(codes) == [303, 409]
+    wait_until_runs_end(client, case_attempt_id)
+    body = case_json(client, case_attempt_id)
+    assert body["stage"] == "revealed"
+    with Session(engine_of(client)) as session:
+        kinds = session.exec(
+            select(CaseRun.kind).where(CaseRun.case_attempt_id == case_attempt_id)
+        ).all()
+    assert sorted(kinds).count("fix") == 1, kinds
 
 
 def test_another_learner_cannot_read_a_case_attempt(client: TestClient) -> None:
