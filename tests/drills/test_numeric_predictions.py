@@ -102,6 +102,9 @@ THEORY = [
     ("gradient-accumulation", {"accumulation": "summed"}, 8.0),  # k = 8 micro-batches
     ("mixed-precision", {"unscale": "first"}, 1.0),  # read after unscale_: the true norm
     ("mixed-precision", {"unscale": "late"}, 1024.0),  # read before it: times the scale, 2^10
+    ("eval-pipeline-mismatch", {"evaluation": "double-start"}, 1.0),  # <bos> twice
+    ("eval-pipeline-mismatch", {"evaluation": "no-separator"}, -1.0),  # no <sep>
+    ("eval-pipeline-mismatch", {"evaluation": "no-lowercase"}, 0.0),  # other ids, same count
 ]
 
 
@@ -133,6 +136,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("gradient-accumulation", {"accumulation": "divided"}, 8.0),
         ("mixed-precision", {"unscale": "late"}, 1.0),
         ("mixed-precision", {"unscale": "first"}, 1024.0),
+        ("eval-pipeline-mismatch", {"evaluation": "double-start"}, 0.0),
+        ("eval-pipeline-mismatch", {"evaluation": "no-separator"}, 1.0),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:
