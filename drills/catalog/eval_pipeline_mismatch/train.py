@@ -172,7 +172,8 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
                 [row["text"], row["team"], row["training"], row["evaluation"], row["same ids"]]
                 for row in decoded_pairs(data, 6)
             ],
-            note="The same text, the same tokenizer: only the code that builds the input differs.",
+            note="Each row: one evaluation text, encoded by the training code and by the "
+            "evaluation code, decoded back to tokens by the same tokenizer.",
         )
     ]
     return run.outcome(signature, inputs=inputs, tables=tables)
