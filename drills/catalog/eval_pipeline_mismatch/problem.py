@@ -60,17 +60,17 @@ class Ticket:
 
 class WordTokenizer:
     """Splits on spaces; special tokens are written in the text as "<sep>"; every other word
-    not in the vocabulary becomes <unk>. encode() adds <bos> and <eos> itself, as tokenizers
-    with special tokens on do."""
+    not in the vocabulary becomes <unk>. encode() adds <bos> and <eos> itself unless told not
+    to, as tokenizers with special tokens on do."""
 
     def __init__(self, words: list[str]) -> None:
         self.vocabulary = list(SPECIALS) + sorted(set(words) - set(SPECIALS))
         self.ids = {word: index for index, word in enumerate(self.vocabulary)}
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         unknown = self.ids[UNK]
         words = [self.ids.get(word, unknown) for word in text.split()]
-        return [self.ids[BOS], *words, self.ids[EOS]]
+        return [self.ids[BOS], *words, self.ids[EOS]] if add_special_tokens else words
 
     def decode(self, ids: list[int]) -> str:
         return " ".join(self.vocabulary[i] for i in ids if i != self.ids[PAD])
