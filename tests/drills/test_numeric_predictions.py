@@ -105,6 +105,9 @@ THEORY = [
     # ln 16 for each first token, ln 2 for the rest: over 7-9 and 40-56 long, about 0.89
     ("variable-length-loss", {"lengths": "mixed"}, 0.89),
     ("variable-length-loss", {"lengths": "equal"}, (math.log(16) + 7 * math.log(2)) / 8),
+    ("eval-pipeline-mismatch", {"evaluation": "double-start"}, 1.0),  # <bos> twice
+    ("eval-pipeline-mismatch", {"evaluation": "no-separator"}, -1.0),  # no <sep>
+    ("eval-pipeline-mismatch", {"evaluation": "no-lowercase"}, 0.0),  # other ids, same count
 ]
 
 
@@ -137,6 +140,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("mixed-precision", {"unscale": "late"}, 1.0),
         ("mixed-precision", {"unscale": "first"}, 1024.0),
         ("variable-length-loss", {"lengths": "mixed"}, math.log(2)),  # the first tokens forgotten
+        ("eval-pipeline-mismatch", {"evaluation": "double-start"}, 0.0),
+        ("eval-pipeline-mismatch", {"evaluation": "no-separator"}, 1.0),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:

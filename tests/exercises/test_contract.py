@@ -31,6 +31,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("gradient-accumulation", "accumulation-big-batch-step", "fix"),
         ("mixed-precision", "mixed-precision-float32-step", "fix"),
         ("variable-length-loss", "per-token-loss", "fix"),
+        ("eval-pipeline-mismatch", "evaluation-encodes-like-training", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -82,6 +83,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "accumulation-big-batch-step": ("divid", "/ k", "sum", "mean", "averag", "scale"),
         "mixed-precision-float32-step": ("unscale", "times the scale", "before clip", "order"),
         "per-token-loss": ("divid", "sum", "per sequence", "len(", "number of sequences"),
+        "evaluation-encodes-like-training": ("<bos>", "start token", "lower", "twice", "unk"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

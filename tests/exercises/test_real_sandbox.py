@@ -27,6 +27,7 @@ def usable() -> None:
         ("accumulation-big-batch-step", "healthy"),
         ("mixed-precision-float32-step", "healthy"),
         ("per-token-loss", "per-token"),
+        ("evaluation-encodes-like-training", "healthy"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

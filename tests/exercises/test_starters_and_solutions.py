@@ -22,6 +22,7 @@ STARTER_FAILS = {
     "mixed-precision-float32-step": ({"float32-step", "trains"}, "clipped-scaled"),
     # The steps blow the weights up to NaN: no trained weights come back either.
     "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
+    "evaluation-encodes-like-training": ({"same-ids", "scores-like-training"}, "pipeline-mismatch"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -43,6 +44,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "accumulation-big-batch-step": "healthy",
     "mixed-precision-float32-step": "healthy",
     "per-token-loss": "per-token",
+    "evaluation-encodes-like-training": "healthy",
 }
 
 

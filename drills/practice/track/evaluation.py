@@ -70,6 +70,33 @@ ITEMS: tuple[ReviewItem, ...] = (
         "and divided by the number of tokens, does not depend on the batching at all.",
         drills=("variable-length-loss",),
     ),
+    ReviewItem(
+        key="encode-evaluation-like-training",
+        topic="evaluation",
+        prompt="A text model is right on nearly every training example and near chance on the "
+        "evaluation set. Which cheap check tells whether the evaluation code feeds the model "
+        "something different from what it trained on, and what would confirm it?",
+        answer="Take a few evaluation examples and run them through **both** input paths, the "
+        "training one and the evaluation one, then `decode()` the token ids back to text and "
+        "put them side by side: a start token twice, a missing separator or words turned "
+        "into the unknown token show at a glance. To confirm, score the **same** evaluation "
+        "texts, same weights, with the training path's encoding: if the score comes back to "
+        "what training promises, the encoding was the whole problem.",
+        drills=("eval-pipeline-mismatch",),
+    ),
+    ReviewItem(
+        key="evaluation-gap-three-causes",
+        topic="evaluation",
+        prompt="Evaluation accuracy is far below training accuracy. Name three different "
+        "reasons, and the one measurement that singles out each.",
+        answer="(1) The evaluation inputs are built differently (template, special tokens, "
+        "normalisation): the same texts encoded the training way score well again. (2) The "
+        "model memorised its training set: fresh examples drawn exactly like the training "
+        "ones, encoded the same way, also score badly. (3) The evaluation data differ from "
+        "the training data (new words, another source): both encodings agree, fresh "
+        "training-like examples score well, only the evaluation set does not.",
+        drills=("eval-pipeline-mismatch",),
+    ),
     # -- nothing broken ------------------------------------------------------------------------
     ReviewItem(
         key="validation-below-training",
