@@ -102,6 +102,8 @@ THEORY = [
     ("gradient-accumulation", {"accumulation": "summed"}, 8.0),  # k = 8 micro-batches
     ("mixed-precision", {"unscale": "first"}, 1.0),  # read after unscale_: the true norm
     ("mixed-precision", {"unscale": "late"}, 1024.0),  # read before it: times the scale, 2^10
+    ("batch-noise", {"bad_batch": "off"}, -0.5),  # spread = σ / √B at fixed weights
+    ("batch-noise", {"bad_batch": "on"}, -0.5),  # whatever the run did, the probe's law holds
 ]
 
 
@@ -133,6 +135,7 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("gradient-accumulation", {"accumulation": "divided"}, 8.0),
         ("mixed-precision", {"unscale": "late"}, 1.0),
         ("mixed-precision", {"unscale": "first"}, 1024.0),
+        ("batch-noise", {"bad_batch": "off"}, -1.0),  # the spread of a sum's mean is not 1/B
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:
