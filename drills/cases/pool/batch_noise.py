@@ -48,6 +48,12 @@ def spread_against_batch_size(signature: Mapping[str, Any], error: str | None) -
     return "one-over-root-b" if abs(slope + 0.5) <= SLOPE_BAND else "another-slope"
 
 
+def examples_per_step(signature: Mapping[str, Any], error: str | None) -> str:
+    """How many examples one optimizer step takes."""
+    size = signature.get("batch_size")
+    return "no-batch-read" if size is None else f"{size}-per-step"
+
+
 CASE_SET = CaseSet(
     drill="batch-noise",
     causes=(
@@ -89,6 +95,14 @@ CASE_SET = CaseSet(
         ),
     ),
     experiments=(
+        Experiment(
+            "batch-shapes",
+            "Print a batch's shapes",
+            "Print the shapes of one training batch and a few decoded examples.",
+            shows=("inputs", "numbers"),
+            observations=("batch_size",),
+            reading=examples_per_step,
+        ),
         Experiment(
             "spike-against-the-set",
             "Set the spike beside the training set",
