@@ -2,7 +2,7 @@
 
 A batch's loss is the mean of B per-example losses, so at fixed weights it scatters around the
 training set's loss with a standard deviation of σ/√B (σ: the per-example losses' own spread).
-At B = 1 the curve is the per-example losses one after another: a jump to five or six times the
+At B = 1 the curve is the per-example losses one after another: a jump to four or five times the
 set's loss is an ordinary hard example. The drill reads every step's batch against the whole
 training set at the same weights, so a spike is measured against what a batch of B drawn from
 that set could have shown, and a probe at the spike's weights measures the spread for
@@ -54,7 +54,7 @@ class BatchNoise(Drill):
     )
     symptom = (
         "Trained one example at a time, the loss curve is a thicket: most steps sit near the "
-        "average, and now and then one shoots up to five or more times it."
+        "average, and now and then one shoots up to four or five times it."
     )
     scenario = (
         "A linear classifier (8 features, 4 classes) learns 512 labelled examples with plain "

@@ -97,7 +97,7 @@ ITEMS: tuple[ReviewItem, ...] = (
     ReviewItem(
         key="spike-or-hard-example",
         topic="healthy",
-        prompt="Trained one example per step, one step's loss is six times the average. "
+        prompt="Trained one example per step, one step's loss is five times the average. "
         "What would tell you whether that is only noise or a broken batch?",
         answer="Compare the spike with what the training set itself can produce **at the same "
         "weights**: compute every example's loss there. At B = 1 the curve is just those "
