@@ -108,6 +108,8 @@ THEORY = [
     ("eval-pipeline-mismatch", {"evaluation": "double-start"}, 1.0),  # <bos> twice
     ("eval-pipeline-mismatch", {"evaluation": "no-separator"}, -1.0),  # no <sep>
     ("eval-pipeline-mismatch", {"evaluation": "no-lowercase"}, 0.0),  # other ids, same count
+    ("batch-noise", {"bad_batch": "off"}, -0.5),  # spread = σ / √B at fixed weights
+    ("batch-noise", {"bad_batch": "on"}, -0.5),  # whatever the run did, the probe's law holds
 ]
 
 
@@ -142,6 +144,7 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("variable-length-loss", {"lengths": "mixed"}, math.log(2)),  # the first tokens forgotten
         ("eval-pipeline-mismatch", {"evaluation": "double-start"}, 0.0),
         ("eval-pipeline-mismatch", {"evaluation": "no-separator"}, 1.0),
+        ("batch-noise", {"bad_batch": "off"}, -1.0),  # the spread of a sum's mean is not 1/B
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:

@@ -121,4 +121,29 @@ ITEMS: tuple[ReviewItem, ...] = (
         "validation loss**, then try more data, stronger regularisation or a smaller model.",
         drills=("overfitting-leakage",),
     ),
+    ReviewItem(
+        key="noise-against-batch-size",
+        topic="healthy",
+        prompt="How does the spread of the logged batch loss change with the batch size B, "
+        "and how would you check it on your own run?",
+        answer="At fixed weights a batch's loss is the mean of B per-example losses, so it "
+        "scatters with their standard deviation divided by **√B**: four times the batch, half "
+        "the wobble. To check, freeze the weights, draw many batches of a few sizes, measure "
+        "the standard deviation of their losses and plot it against B on log-log axes: the "
+        "points fall on a line of slope **−1/2**.",
+        drills=("batch-noise",),
+    ),
+    ReviewItem(
+        key="spike-or-hard-example",
+        topic="healthy",
+        prompt="Trained one example per step, one step's loss is five times the average. "
+        "What would tell you whether that is only noise or a broken batch?",
+        answer="Compare the spike with what the training set itself can produce **at the same "
+        "weights**: compute every example's loss there. At B = 1 the curve is just those "
+        "per-example losses one after another, so a step up to the hardest example's loss is "
+        "ordinary. A batch whose loss lies well above anything the set allows is broken: "
+        "look at its raw examples. If instead the whole set's loss jumps after single "
+        "steps, the updates are too large, not the batches.",
+        drills=("batch-noise",),
+    ),
 )
