@@ -32,6 +32,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("mixed-precision", "mixed-precision-float32-step", "fix"),
         ("variable-length-loss", "per-token-loss", "fix"),
         ("eval-pipeline-mismatch", "evaluation-encodes-like-training", "fix"),
+        ("batch-noise", "batch-noise-spike", "write"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -84,6 +85,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "mixed-precision-float32-step": ("unscale", "times the scale", "before clip", "order"),
         "per-token-loss": ("divid", "sum", "per sequence", "len(", "number of sequences"),
         "evaluation-encodes-like-training": ("<bos>", "start token", "lower", "twice", "unk"),
+        "batch-noise-spike": ("topk", "sort", "hardest", "largest", "distinct", "sqrt"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

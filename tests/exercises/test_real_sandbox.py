@@ -43,7 +43,9 @@ def test_a_solution_passes_in_the_real_sandbox(
     assert {check["status"] for check in judgement["checks"]} == {"pass"}
 
 
-@pytest.mark.parametrize("slug", ["parameter-audit", "relative-update", "label-audit"])
+@pytest.mark.parametrize(
+    "slug", ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike"]
+)
 def test_a_write_it_solution_passes_in_the_real_sandbox(
     usable: None, slug: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
