@@ -93,8 +93,9 @@ def judge(
     if now - created > timedelta(seconds=queue_limit) and held:
         return Verdict(
             AttemptStatus.failed,
-            f"This run waited {queue_limit:g} s without being sent to a worker: its learner had "
-            "used more than their share of the workers while other learners were running theirs.",
+            f"No worker started this run within {queue_limit:g} s: it was held back while other "
+            "runs went first (its learner's earlier runs, or other learners' while its learner "
+            "had had more than their share of the workers).",
         )
     if now - created > timedelta(seconds=queue_limit):
         return Verdict(

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.case_views import option_of
-from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, User
+from app.models import Attempt, AttemptStatus, CaseAttempt, CaseRun, CaseRunKind, User
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, fix_knobs
 from drills.cases.registry import all_cases, get_case
@@ -50,8 +50,20 @@ def test_every_listed_fix_goes_through_the_verdict_route(
     was sent, so each fix gets its own learner and a fresh draw."""
     sent: dict[int, dict[str, Any]] = {}
     runner = client.app.state.runner  # type: ignore[attr-defined]
-    monkeypatch.setattr(runner, "submit", lambda **run: sent.__setitem__(run["attempt_id"], run))
     engine = engine_of(client)
+
+    def keep(**run: Any) -> None:
+        """Keep what was sent, and end the run unrun: the learner's next run (the fix) is then
+        their only unfinished one and goes to the runner at once instead of to the backlog."""
+        sent[run["attempt_id"]] = run
+        with Session(engine) as session:
+            attempt = session.get(Attempt, run["attempt_id"])
+            assert attempt is not None
+            attempt.status, attempt.error = AttemptStatus.failed, "Not run by this test."
+            session.add(attempt)
+            session.commit()
+
+    monkeypatch.setattr(runner, "submit", keep)
     for index, fix in enumerate(case.case_set.fixes):
         name = f"fixer-{index}"
         make_user(engine, name)
