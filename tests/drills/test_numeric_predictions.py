@@ -102,6 +102,8 @@ THEORY = [
     ("gradient-accumulation", {"accumulation": "summed"}, 8.0),  # k = 8 micro-batches
     ("mixed-precision", {"unscale": "first"}, 1.0),  # read after unscale_: the true norm
     ("mixed-precision", {"unscale": "late"}, 1024.0),  # read before it: times the scale, 2^10
+    ("group-leakage", {"split": "random-rows"}, 1 - 0.25**3),  # 3 other reviews, each 1/4 in val
+    ("group-leakage", {"split": "by-user"}, 0.0),  # whole users on one side
 ]
 
 
@@ -133,6 +135,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("gradient-accumulation", {"accumulation": "divided"}, 8.0),
         ("mixed-precision", {"unscale": "late"}, 1.0),
         ("mixed-precision", {"unscale": "first"}, 1024.0),
+        ("group-leakage", {"split": "random-rows"}, 0.0),
+        ("group-leakage", {"split": "by-user"}, 1 - 0.25**3),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:
