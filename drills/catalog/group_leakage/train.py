@@ -115,6 +115,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay
     )
     run.watch(model, optimizer)
+    score(run, model, 0, train_set, val_set, unseen)  # before training: every curve starts at 1
     for step in range(1, config.steps + 1):
         # Full batch: no batch order to vary, so the curves move only with what the knobs change.
         loss = F.mse_loss(model(train_set.features).squeeze(1), train_set.targets)
@@ -123,8 +124,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         run.after_backward()
         optimizer.step()
         if step % config.eval_every == 0:
-            for name, rows in (("train", train_set), ("val", val_set), ("unseen", unseen)):
-                run.log(name, step, float(row_losses(model, rows).mean()))
+            score(run, model, step, train_set, val_set, unseen)
 
     signature = measure(config, model, train_set, val_set, unseen, known, dropped)
     return run.outcome(
@@ -132,6 +132,11 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         inputs=describe_inputs(train_set, val_set, unseen, rows_digest(pool, fresh, unseen)),
         tables=[audit_table(signature), loss_table(signature)],
     )
+
+
+def score(run: Run, model: nn.Module, step: int, train: Rows, val: Rows, unseen: Rows) -> None:
+    for name, rows in (("train", train), ("val", val), ("unseen", unseen)):
+        run.log(name, step, float(row_losses(model, rows).mean()))
 
 
 @torch.no_grad()
