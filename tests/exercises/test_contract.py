@@ -29,6 +29,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("optimizer-membership", "relative-update", "write"),
         ("silent-no-learning", "parameter-audit", "write"),
         ("gradient-accumulation", "accumulation-big-batch-step", "fix"),
+        ("group-leakage", "group-leakage-honest-split", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -78,6 +79,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "relative-update": ("clone", "in place", "before the step"),
         "label-audit": ("t + 1", "t + shift", "shifted once"),
         "accumulation-big-batch-step": ("divid", "/ k", "sum", "mean", "averag", "scale"),
+        "group-leakage-honest-split": ("split by", "group", "near", "cop", "both sides", "leak"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

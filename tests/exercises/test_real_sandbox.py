@@ -22,7 +22,11 @@ def usable() -> None:
 
 @pytest.mark.parametrize(
     ("slug", "verdict"),
-    [("graph-detached-features", "intact"), ("accumulation-big-batch-step", "healthy")],
+    [
+        ("graph-detached-features", "intact"),
+        ("accumulation-big-batch-step", "healthy"),
+        ("group-leakage-honest-split", "honest"),
+    ],
 )
 def test_a_solution_passes_in_the_real_sandbox(
     usable: None, slug: str, verdict: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -19,6 +19,7 @@ STARTER_FAILS = {
     "eval-mode-remeasure": ({"eval-mode-loss"}, "val-easier"),
     "optimizer-new-head": ({"new-head-learns"}, "head-left-out"),
     "accumulation-big-batch-step": ({"big-batch-step", "trains-to-floor"}, "summed-diverges"),
+    "group-leakage-honest-split": ({"users-apart", "no-near-copies"}, "both-leak"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -38,6 +39,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "eval-mode-remeasure": "train-noise",
     "optimizer-new-head": "all-optimized",
     "accumulation-big-batch-step": "healthy",
+    "group-leakage-honest-split": "honest",
 }
 
 

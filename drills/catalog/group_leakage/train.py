@@ -104,6 +104,19 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         val_set = val_set.take(torch.nonzero(keep).flatten())
     known = fresh.take(torch.nonzero(shared_users(train_set.users, fresh.users)).flatten())
 
+    model = fit(config, run, train_set, val_set, unseen)
+    signature = measure(config, model, train_set, val_set, unseen, known, dropped)
+    return run.outcome(
+        signature,
+        inputs=describe_inputs(train_set, val_set, unseen, rows_digest(pool, fresh, unseen)),
+        tables=[audit_table(signature), loss_table(signature)],
+    )
+
+
+def fit(config: LeakageConfig, run: Run, train_set: Rows, val_set: Rows, unseen: Rows) -> nn.Module:
+    """The MLP trained full-batch on `train_set`, each set scored every few steps (and before the
+    first): the same training whoever made the split (the drill, or a learner's split() judged
+    by the exercise). The weights start from torch's global seed, set by the caller."""
     model = nn.Sequential(
         nn.Linear(CONTENT + STYLE, config.hidden),
         nn.ReLU(),
@@ -126,12 +139,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         if step % config.eval_every == 0:
             score(run, model, step, train_set, val_set, unseen)
 
-    signature = measure(config, model, train_set, val_set, unseen, known, dropped)
-    return run.outcome(
-        signature,
-        inputs=describe_inputs(train_set, val_set, unseen, rows_digest(pool, fresh, unseen)),
-        tables=[audit_table(signature), loss_table(signature)],
-    )
+    return model
 
 
 def score(run: Run, model: nn.Module, step: int, train: Rows, val: Rows, unseen: Rows) -> None:
