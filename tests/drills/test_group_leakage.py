@@ -185,7 +185,7 @@ def test_validation_is_optimistic_by_about_the_flagged_share_of_the_gap(
     assert record["observed"] in LEAKS
     # The expectation is built from sets validation never touches (users never seen, fresh
     # reviews of known users, training rows) and the flagged shares: measured within 0.12 of
-    # the optimism, at most 1.2 standard errors.
+    # the optimism, at most 1.9 standard errors (2 reviews per user, seed 2; under 0.8 elsewhere).
     assert abs(sig["val_optimism"] - sig["expected_optimism"]) <= 2.0 * sig["optimism_noise"]
     # The rows an audit flags are where validation looks better: they score better than the
     # rows it does not flag (where there are any) and than the users never seen.
@@ -200,7 +200,7 @@ def test_the_optimism_over_the_gap_is_about_the_shared_share(rows_per_user: int,
     sig = signature(seed, rows_per_user=rows_per_user)
     gap = sig["unseen_loss"] - sig["known_user_loss"]
     # Within what chance allows (2 standard errors of the optimism, over the gap): measured
-    # 0.93-0.99 at k = 4 and 8 (share 0.98-1), 0.49-0.82 at k = 2 (share 0.73-0.80).
+    # 0.93-1.05 at k = 4 and 8 (share 0.98-1), 0.49-0.78 at k = 2 (share 0.73-0.80).
     band = 2.0 * sig["optimism_noise"] / gap
     assert sig["val_optimism"] / gap == pytest.approx(sig["user_share_found"], abs=band)
     assert sig["user_share_found"] >= 0.7
@@ -217,7 +217,7 @@ def test_an_honest_split_scores_like_users_never_seen(knobs: dict[str, Any], see
     sig = record["signature"]
     assert record["observed"] == "honest"
     assert sig["shared_share"] == 0.0 and sig["exact_matches"] == 0
-    # Chance only: within 2.5 standard errors (measured at most 1.2).
+    # Chance only: within 2.5 standard errors (measured at most 1.5).
     assert abs(sig["val_optimism"]) <= 2.5 * sig["optimism_noise"]
     assert sig["final_val_loss"] > sig["unseen_floor"]
 
