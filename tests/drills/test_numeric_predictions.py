@@ -110,6 +110,8 @@ THEORY = [
     ("eval-pipeline-mismatch", {"evaluation": "no-lowercase"}, 0.0),  # other ids, same count
     ("batch-noise", {"bad_batch": "off"}, -0.5),  # spread = σ / √B at fixed weights
     ("batch-noise", {"bad_batch": "on"}, -0.5),  # whatever the run did, the probe's law holds
+    ("group-leakage", {"split": "random-rows"}, 1 - 0.25**3),  # 3 other reviews, each 1/4 in val
+    ("group-leakage", {"split": "by-user"}, 0.0),  # whole users on one side
 ]
 
 
@@ -145,6 +147,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("eval-pipeline-mismatch", {"evaluation": "double-start"}, 0.0),
         ("eval-pipeline-mismatch", {"evaluation": "no-separator"}, 1.0),
         ("batch-noise", {"bad_batch": "off"}, -1.0),  # the spread of a sum's mean is not 1/B
+        ("group-leakage", {"split": "random-rows"}, 0.0),
+        ("group-leakage", {"split": "by-user"}, 1 - 0.25**3),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:

@@ -33,6 +33,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("variable-length-loss", "per-token-loss", "fix"),
         ("eval-pipeline-mismatch", "evaluation-encodes-like-training", "fix"),
         ("batch-noise", "batch-noise-spike", "write"),
+        ("group-leakage", "group-leakage-honest-split", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -86,6 +87,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "per-token-loss": ("divid", "sum", "per sequence", "len(", "number of sequences"),
         "evaluation-encodes-like-training": ("<bos>", "start token", "lower", "twice", "unk"),
         "batch-noise-spike": ("topk", "sort", "hardest", "largest", "distinct", "sqrt"),
+        "group-leakage-honest-split": ("split by", "group", "near", "cop", "both sides", "leak"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

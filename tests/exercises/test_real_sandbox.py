@@ -28,6 +28,7 @@ def usable() -> None:
         ("mixed-precision-float32-step", "healthy"),
         ("per-token-loss", "per-token"),
         ("evaluation-encodes-like-training", "healthy"),
+        ("group-leakage-honest-split", "honest"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

@@ -23,6 +23,7 @@ STARTER_FAILS = {
     # The steps blow the weights up to NaN: no trained weights come back either.
     "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
     "evaluation-encodes-like-training": ({"same-ids", "scores-like-training"}, "pipeline-mismatch"),
+    "group-leakage-honest-split": ({"users-apart", "no-near-copies"}, "both-leak"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -48,6 +49,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "mixed-precision-float32-step": "healthy",
     "per-token-loss": "per-token",
     "evaluation-encodes-like-training": "healthy",
+    "group-leakage-honest-split": "honest",
 }
 
 

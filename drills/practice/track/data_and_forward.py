@@ -123,4 +123,44 @@ ITEMS: tuple[ReviewItem, ...] = (
         "them: change a later token and see whether earlier predictions move.",
         drills=("double-shift-labels",),
     ),
+    ReviewItem(
+        key="exact-audit-passes-group-leak",
+        topic="data",
+        prompt="Reviews were split at random into training and validation, and a search for "
+        "identical rows across the two found none. Why can validation still flatter the model, "
+        "and which audit would show it?",
+        answer="Each user wrote several reviews, so a random split puts most users on **both "
+        "sides**. The model learns each writer's own habit from their training reviews and "
+        "gets it right on their validation ones, which it will not be able to do for a new "
+        "user. No row is repeated, so an identical-row search finds nothing; counting the "
+        "validation rows whose **user** also appears in training does. Split by user (or "
+        "document, or patient) so that each one lands on one side only.",
+        drills=("group-leakage",),
+    ),
+    ReviewItem(
+        key="near-copies-survive-a-group-split",
+        topic="data",
+        prompt="The split already keeps every user on one side, yet validation still beats "
+        "users the model never met. What kind of overlap can a split by user miss, and how "
+        "do you find it?",
+        answer="**Near copies** filed under a different id: the same text posted again from "
+        "another account, a document re-uploaded with new whitespace. They differ in a few "
+        "bytes or decimals, so neither an exact match nor the user id catches them. Normalise "
+        "before comparing (case, whitespace, rounding of features) or look for a training row "
+        "**within a small distance** of each validation row, then drop or group those copies.",
+        drills=("group-leakage",),
+    ),
+    ReviewItem(
+        key="how-much-leakage-flatters",
+        topic="data",
+        prompt="A quarter of the validation rows share a user with training. About how much "
+        "better than the truth does the validation loss look, and what honest number do you "
+        "compare it with?",
+        answer="Roughly **that share of the gap** between a row of an unknown user and a row "
+        "of a known one: the flagged rows score like known users, the rest like new ones. "
+        "Measure the honest number on users who appear in neither set (or on a split by "
+        "user); the difference from validation should be about the flagged share times that "
+        "gap, up to chance counted per user, not per row.",
+        drills=("group-leakage",),
+    ),
 )
