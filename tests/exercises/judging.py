@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from drills.exercises.contract import Judgement
 from drills.exercises.judge import judge
@@ -53,3 +54,37 @@ def edited(code: str) -> str:
 
 def statuses(judgement: Judgement) -> dict[str, str]:
     return {check.key: check.status for check in judgement.checks}
+
+
+def failing_checks(judgement: Judgement) -> set[str]:
+    """The keys of the checks the judgement did not pass."""
+    return {key for key, status in statuses(judgement).items() if status != "pass"}
+
+
+@dataclass(frozen=True)
+class LearnerFiles:
+    """The learner files kept for one fix-the-loop exercise (tests/exercises/fixtures/<folder>/):
+    `right_*.py` pass, `wrong_*.py` fail the checks their mistake breaks."""
+
+    slug: str
+    folder: str
+
+    @property
+    def path(self) -> Path:
+        return Path(__file__).parent / "fixtures" / self.folder
+
+    @property
+    def right(self) -> list[str]:
+        return sorted(path.stem for path in self.path.glob("right_*.py"))
+
+    def kept(self) -> set[str]:
+        return {path.stem for path in self.path.glob("*.py")}
+
+    def code(self, name: str) -> str:
+        return (self.path / f"{name}.py").read_text()
+
+    def judged(self, name: str, seed: int = 0) -> Judgement:
+        return judgement(self.slug, self.code(name), seed)
+
+    def failing(self, name: str, seed: int) -> set[str]:
+        return failing_checks(self.judged(name, seed))

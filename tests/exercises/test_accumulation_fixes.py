@@ -5,16 +5,22 @@ plausible wrong fix fails exactly the checks its mistake breaks, with a message 
 terms. Then the bands themselves, as the judge measures them on the starter and the solution,
 and the single step and the training run, which the judge measures apart."""
 
-from pathlib import Path
-
 import pytest
 
 from drills.exercises.registry import get_exercise
-from tests.exercises.judging import SEEDS, judgement, solution, starter, statuses
+from tests.exercises.judging import (
+    SEEDS,
+    LearnerFiles,
+    failing_checks,
+    judgement,
+    solution,
+    starter,
+    statuses,
+)
 
 SLUG = "accumulation-big-batch-step"
-FOLDER = Path(__file__).parent / "fixtures" / "accumulation_big_batch_step"
-RIGHT = sorted(path.stem for path in FOLDER.glob("right_*.py"))
+FILES = LearnerFiles(SLUG, "accumulation_big_batch_step")
+RIGHT = FILES.right
 
 # Wrong file: the checks it fails (every other passes) and what the first of them says.
 WRONG = {
@@ -32,25 +38,15 @@ WRONG = {
 }
 
 
-def fixture(name: str) -> str:
-    return (FOLDER / f"{name}.py").read_text()
-
-
-def failing(name: str, seed: int) -> set[str]:
-    found = judgement(SLUG, fixture(name), seed)
-    return {key for key, status in statuses(found).items() if status != "pass"}
-
-
 def test_every_fixture_is_judged_here() -> None:
-    kept = {path.stem for path in FOLDER.glob("*.py")}
-    assert kept == set(WRONG) | set(RIGHT)
+    assert FILES.kept() == set(WRONG) | set(RIGHT)
     assert len(RIGHT) >= 2 and len(WRONG) >= 3
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", RIGHT)
 def test_a_right_loop_written_differently_passes(name: str, seed: int) -> None:
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "passed", [check.message for check in found.checks]
     assert found.verdict == "healthy"
 
@@ -59,9 +55,9 @@ def test_a_right_loop_written_differently_passes(name: str, seed: int) -> None:
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -> None:
     breaks, says = WRONG[name]
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "failed", found.message
-    assert failing(name, seed) == breaks
+    assert FILES.failing(name, seed) == breaks
     step = next(check for check in found.checks if check.key == "big-batch-step")
     assert says in step.message, step.message
 
@@ -69,7 +65,7 @@ def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -
 def test_jumping_to_the_answer_fails_the_step_check() -> None:
     """A loop that ignores its batches and writes the least-squares weights reaches the floor;
     its single step is not the big batch's, and that is measured from the weights too."""
-    code = fixture("right_mean_then_backward").replace(
+    code = FILES.code("right_mean_then_backward").replace(
         "    optimizer = torch.optim.SGD(model.parameters(), lr=LR)\n",
         "    xs = torch.cat([x for x, _ in micro_batches])\n"
         "    ys = torch.cat([y for _, y in micro_batches])\n"
@@ -121,9 +117,9 @@ def dividing_only(when: str) -> str:
 
 def test_a_loop_right_for_the_single_step_only_fails_the_floor() -> None:
     found = judgement(SLUG, dividing_only("len(micro_batches) == k"))
-    assert {k for k, s in statuses(found).items() if s != "pass"} == {"trains-to-floor"}
+    assert failing_checks(found) == {"trains-to-floor"}
 
 
 def test_a_loop_right_for_the_training_run_only_fails_the_step() -> None:
     found = judgement(SLUG, dividing_only("len(micro_batches) > k"))
-    assert {k for k, s in statuses(found).items() if s != "pass"} == {"big-batch-step"}
+    assert failing_checks(found) == {"big-batch-step"}

@@ -4,15 +4,13 @@ written differently from the reference pass every check, and each plausible wron
 exactly the checks its mistake breaks, with a message in the learner's terms. Then the two
 kinds of hidden run, and the ids the judge compares, measured apart."""
 
-from pathlib import Path
-
 import pytest
 
-from tests.exercises.judging import SEEDS, judgement, solution, starter, statuses
+from tests.exercises.judging import SEEDS, LearnerFiles, solution, starter, statuses
 
 SLUG = "evaluation-encodes-like-training"
-FOLDER = Path(__file__).parent / "fixtures" / "evaluation_encodes_like_training"
-RIGHT = sorted(path.stem for path in FOLDER.glob("right_*.py"))
+FILES = LearnerFiles(SLUG, "evaluation_encodes_like_training")
+RIGHT = FILES.right
 
 # Wrong file: the checks it fails (every other passes) and what the same-ids message says.
 WRONG = {
@@ -32,25 +30,15 @@ WRONG = {
 }
 
 
-def fixture(name: str) -> str:
-    return (FOLDER / f"{name}.py").read_text()
-
-
-def failing(name: str, seed: int) -> set[str]:
-    found = judgement(SLUG, fixture(name), seed)
-    return {key for key, status in statuses(found).items() if status != "pass"}
-
-
 def test_every_fixture_is_judged_here() -> None:
-    kept = {path.stem for path in FOLDER.glob("*.py")}
-    assert kept == set(WRONG) | set(RIGHT)
+    assert FILES.kept() == set(WRONG) | set(RIGHT)
     assert len(RIGHT) >= 2 and len(WRONG) >= 2
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", RIGHT)
 def test_a_right_encoder_written_differently_passes(name: str, seed: int) -> None:
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "passed", [check.message for check in found.checks]
     assert found.verdict == "healthy"
     assert found.signature["ids_differ_share"] == 0.0
@@ -60,9 +48,9 @@ def test_a_right_encoder_written_differently_passes(name: str, seed: int) -> Non
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -> None:
     breaks, says = WRONG[name]
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "failed", found.message
-    assert failing(name, seed) == breaks
+    assert FILES.failing(name, seed) == breaks
     same = next(check for check in found.checks if check.key == "same-ids")
     assert says in same.message, same.message
 
@@ -89,7 +77,7 @@ def test_the_bands_as_the_judge_measures_them(seed: int) -> None:
 def test_the_end_token_shows_in_the_ids_not_in_the_score() -> None:
     """Why the ids are compared exactly: an encoder that loses <eos> costs this router nothing
     on these tickets, and it is still not what the router was trained on."""
-    found = judgement(SLUG, fixture("wrong_end_token_dropped"), 0)
+    found = FILES.judged("wrong_end_token_dropped")
     assert statuses(found)["scores-like-training"] == "pass"
     assert found.signature["length_change"] == -1.0
     assert found.verdict == "inconclusive"

@@ -3,15 +3,13 @@
 differently from the reference pass every check and read "honest", and each plausible wrong fix
 fails exactly the checks its mistake lets through, with a message in the learner's terms."""
 
-from pathlib import Path
-
 import pytest
 
-from tests.exercises.judging import SEEDS, judgement, solution, statuses
+from tests.exercises.judging import SEEDS, LearnerFiles, failing_checks, judgement, solution
 
 SLUG = "group-leakage-honest-split"
-FOLDER = Path(__file__).parent / "fixtures" / "group_leakage_honest_split"
-RIGHT = sorted(path.stem for path in FOLDER.glob("right_*.py"))
+FILES = LearnerFiles(SLUG, "group_leakage_honest_split")
+RIGHT = FILES.right
 
 # Wrong file: the checks it fails (every other passes) and what the first of them says.
 WRONG = {
@@ -26,25 +24,15 @@ WRONG = {
 }
 
 
-def fixture(name: str) -> str:
-    return (FOLDER / f"{name}.py").read_text()
-
-
-def failing(name: str, seed: int) -> set[str]:
-    found = judgement(SLUG, fixture(name), seed)
-    return {key for key, status in statuses(found).items() if status != "pass"}
-
-
 def test_every_fixture_is_judged_here() -> None:
-    kept = {path.stem for path in FOLDER.glob("*.py")}
-    assert kept == set(WRONG) | set(RIGHT)
+    assert FILES.kept() == set(WRONG) | set(RIGHT)
     assert len(RIGHT) >= 2 and len(WRONG) >= 2
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", RIGHT)
 def test_a_right_split_written_differently_passes(name: str, seed: int) -> None:
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "passed", [check.message for check in found.checks]
     assert found.verdict == "honest"
     assert found.signature["shared_share"] == 0.0
@@ -54,9 +42,9 @@ def test_a_right_split_written_differently_passes(name: str, seed: int) -> None:
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -> None:
     breaks, says = WRONG[name]
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "failed", found.message
-    assert failing(name, seed) == breaks
+    assert FILES.failing(name, seed) == breaks
     first = next(check for check in found.checks if check.key in breaks)
     assert says in first.message, first.message
     assert found.verdict != "honest"  # the drill's audits flag the trained split too
@@ -82,7 +70,7 @@ def test_the_judge_trains_on_the_split_it_audits(seed: int) -> None:
 
 
 def test_an_empty_validation_set_fails_the_size_check() -> None:
-    code = fixture("right_union_find").replace(
+    code = FILES.code("right_union_find").replace(
         "    return torch.tensor(validation, dtype=torch.int64)",
         "    return torch.tensor(validation[:3], dtype=torch.int64)",
     )
@@ -90,5 +78,4 @@ def test_an_empty_validation_set_fails_the_size_check() -> None:
 
 
 def failing_code(code: str) -> set[str]:
-    found = judgement(SLUG, code, 0)
-    return {key for key, status in statuses(found).items() if status != "pass"}
+    return failing_checks(judgement(SLUG, code, 0))

@@ -4,17 +4,15 @@ were set from: right loops written differently from the reference pass every che
 plausible wrong fix fails exactly the checks its mistake breaks, with a message in the learner's
 terms. Then the bands themselves, as the judge measures them on the starter and the solution."""
 
-from pathlib import Path
-
 import pytest
 
 from drills.catalog.mixed_precision.exercises.float32_step.checks import STEP_BAND
 from drills.exercises.contract import Judgement
-from tests.exercises.judging import SEEDS, judgement, solution, starter, statuses
+from tests.exercises.judging import SEEDS, LearnerFiles, solution, starter
 
 SLUG = "mixed-precision-float32-step"
-FOLDER = Path(__file__).parent / "fixtures" / "mixed_precision_float32_step"
-RIGHT = sorted(path.stem for path in FOLDER.glob("right_*.py"))
+FILES = LearnerFiles(SLUG, "mixed_precision_float32_step")
+RIGHT = FILES.right
 RUNS = ("scale 2^10", "quiet head, scale 2^13", "scale 2^24")
 
 # Wrong file: the checks it fails (every other passes), the check whose message is read, and
@@ -41,25 +39,15 @@ WRONG = {
 }
 
 
-def fixture(name: str) -> str:
-    return (FOLDER / f"{name}.py").read_text()
-
-
-def failing(name: str, seed: int) -> set[str]:
-    found = judgement(SLUG, fixture(name), seed)
-    return {key for key, status in statuses(found).items() if status != "pass"}
-
-
 def test_every_fixture_is_judged_here() -> None:
-    kept = {path.stem for path in FOLDER.glob("*.py")}
-    assert kept == set(WRONG) | set(RIGHT)
+    assert FILES.kept() == set(WRONG) | set(RIGHT)
     assert len(RIGHT) >= 2 and len(WRONG) >= 3
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", RIGHT)
 def test_a_right_loop_written_differently_passes(name: str, seed: int) -> None:
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "passed", [check.message for check in found.checks]
     assert found.verdict == "healthy"
 
@@ -68,9 +56,9 @@ def test_a_right_loop_written_differently_passes(name: str, seed: int) -> None:
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -> None:
     breaks, read, says = WRONG[name]
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "failed", found.message
-    assert failing(name, seed) == breaks
+    assert FILES.failing(name, seed) == breaks
     check = next(check for check in found.checks if check.key == read)
     assert says in check.message, check.message
 

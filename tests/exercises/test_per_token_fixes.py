@@ -4,15 +4,13 @@ from: right loops written differently from the reference pass every check, and e
 wrong fix fails exactly the checks its mistake breaks, with a message in the learner's terms.
 Then the bands themselves, as the judge measures them on the starter and the solution."""
 
-from pathlib import Path
-
 import pytest
 
-from tests.exercises.judging import SEEDS, judgement, solution, starter, statuses
+from tests.exercises.judging import SEEDS, LearnerFiles, solution, starter
 
 SLUG = "per-token-loss"
-FOLDER = Path(__file__).parent / "fixtures" / "per_token_loss"
-RIGHT = sorted(path.stem for path in FOLDER.glob("right_*.py"))
+FILES = LearnerFiles(SLUG, "per_token_loss")
+RIGHT = FILES.right
 RUNS = ("an ordinary batch", "the long batch")
 
 # Wrong file: the checks it fails (every other passes) and what the step check says.
@@ -29,25 +27,15 @@ WRONG = {
 }
 
 
-def fixture(name: str) -> str:
-    return (FOLDER / f"{name}.py").read_text()
-
-
-def failing(name: str, seed: int) -> set[str]:
-    found = judgement(SLUG, fixture(name), seed)
-    return {key for key, status in statuses(found).items() if status != "pass"}
-
-
 def test_every_fixture_is_judged_here() -> None:
-    kept = {path.stem for path in FOLDER.glob("*.py")}
-    assert kept == set(WRONG) | set(RIGHT)
+    assert FILES.kept() == set(WRONG) | set(RIGHT)
     assert len(RIGHT) >= 2 and len(WRONG) >= 2
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name", RIGHT)
 def test_a_right_loop_written_differently_passes(name: str, seed: int) -> None:
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "passed", [check.message for check in found.checks]
     assert found.verdict == "per-token"
 
@@ -56,16 +44,16 @@ def test_a_right_loop_written_differently_passes(name: str, seed: int) -> None:
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -> None:
     breaks, says = WRONG[name]
-    found = judgement(SLUG, fixture(name), seed)
+    found = FILES.judged(name, seed)
     assert found.status == "failed", found.message
-    assert failing(name, seed) == breaks
+    assert FILES.failing(name, seed) == breaks
     step = next(check for check in found.checks if check.key == "per-token-step")
     assert says in step.message, step.message
 
 
 def test_a_fixed_divisor_reads_as_a_token_sum() -> None:
     # The drill's own reading of the measured steps: one fixed divisor, 64, on both batches.
-    found = judgement(SLUG, fixture("wrong_fixed_budget"))
+    found = FILES.judged("wrong_fixed_budget")
     assert found.verdict == "token-sum"
     assert found.signature["divisor_min"] == pytest.approx(64, rel=1e-4)
     assert found.signature["divisor_max"] == pytest.approx(64, rel=1e-4)
