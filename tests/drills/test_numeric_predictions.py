@@ -102,6 +102,8 @@ THEORY = [
     ("gradient-accumulation", {"accumulation": "summed"}, 8.0),  # k = 8 micro-batches
     ("mixed-precision", {"unscale": "first"}, 1.0),  # read after unscale_: the true norm
     ("mixed-precision", {"unscale": "late"}, 1024.0),  # read before it: times the scale, 2^10
+    ("padding-masks", {"loss_mask": "real-tokens"}, 1.0),  # the mean over the real tokens
+    ("padding-masks", {"loss_mask": "all-positions"}, 10 / 32),  # 10 real tokens of 32 on average
 ]
 
 
@@ -133,6 +135,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("gradient-accumulation", {"accumulation": "divided"}, 8.0),
         ("mixed-precision", {"unscale": "late"}, 1.0),
         ("mixed-precision", {"unscale": "first"}, 1024.0),
+        ("padding-masks", {"loss_mask": "all-positions"}, 1.0),
+        ("padding-masks", {"loss_mask": "real-tokens"}, 10 / 32),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:
