@@ -112,6 +112,8 @@ THEORY = [
     ("batch-noise", {"bad_batch": "on"}, -0.5),  # whatever the run did, the probe's law holds
     ("group-leakage", {"split": "random-rows"}, 1 - 0.25**3),  # 3 other reviews, each 1/4 in val
     ("group-leakage", {"split": "by-user"}, 0.0),  # whole users on one side
+    ("padding-masks", {"loss_mask": "real-tokens"}, 1.0),  # the mean over the real tokens
+    ("padding-masks", {"loss_mask": "all-positions"}, 10 / 32),  # 10 real tokens of 32 on average
 ]
 
 
@@ -149,6 +151,8 @@ def test_predicting_the_theoretical_value_matches_on_every_seed(
         ("batch-noise", {"bad_batch": "off"}, -1.0),  # the spread of a sum's mean is not 1/B
         ("group-leakage", {"split": "random-rows"}, 0.0),
         ("group-leakage", {"split": "by-user"}, 1 - 0.25**3),
+        ("padding-masks", {"loss_mask": "all-positions"}, 1.0),
+        ("padding-masks", {"loss_mask": "real-tokens"}, 10 / 32),
     ],
 )
 def test_the_neighbouring_theory_misses(slug: str, knobs: dict[str, str], wrong: float) -> None:
