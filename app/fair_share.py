@@ -21,7 +21,7 @@ other learner's runs would wait for the one worker left.
 """
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, or_
@@ -68,11 +68,13 @@ def priority_of(turn: int) -> int:
 
 @dataclass(frozen=True)
 class Shares:
-    """Who ran or waited in the window, and how many worker seconds each one's runs took in it."""
+    """Who ran or waited in the window, how many worker seconds each one's runs took in it, and
+    how long each one's last finished run took (what their next run will likely take)."""
 
     window_s: float
     workers: int
     used_s: dict[int, float]  # every active learner, 0 for one who only waited
+    last_s: dict[int, float] = field(default_factory=dict)
 
     @property
     def each_s(self) -> float:
@@ -80,7 +82,11 @@ class Shares:
         return self.window_s * self.workers / max(1, len(self.used_s))
 
     def within(self, learner_id: int, shares: float = 1.0) -> bool:
-        return self.used_s.get(learner_id, 0.0) < shares * self.each_s
+        """Whether the learner's use, with one more run as long as their last, stays within
+        `shares` shares: a learner of long runs starts one only when they can afford it, not
+        whenever they are a second under their share."""
+        used = self.used_s.get(learner_id, 0.0) + self.last_s.get(learner_id, 0.0)
+        return used < shares * self.each_s
 
     def may_go(self, learner_id: int, shares: float = 1.0) -> bool:
         """Used less than `shares` shares, or no other active learner is within theirs (then
@@ -109,6 +115,7 @@ def shares(
     )
     active.update(learner_ids)
     used = dict.fromkeys(active, 0.0)
+    last: dict[int, tuple[datetime, float]] = {}
     runs = session.exec(
         select(Attempt.learner_id, Attempt.started_at, Attempt.finished_at).where(
             col(Attempt.learner_id).in_(active),
@@ -122,7 +129,16 @@ def shares(
         begin = max(_aware(started), since)
         end = min(_aware(finished) if finished is not None else now, now)
         used[learner_id] += max(0.0, (end - begin).total_seconds())
-    return Shares(window_s=window_s, workers=workers, used_s=used)
+        if finished is not None:
+            took = (_aware(finished) - _aware(started)).total_seconds()
+            if learner_id not in last or last[learner_id][0] < _aware(finished):
+                last[learner_id] = (_aware(finished), max(0.0, took))
+    return Shares(
+        window_s=window_s,
+        workers=workers,
+        used_s=used,
+        last_s={learner_id: took for learner_id, (_, took) in last.items()},
+    )
 
 
 def held_at_start(

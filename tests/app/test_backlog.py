@@ -72,7 +72,9 @@ def test_a_learners_use_is_their_runs_worker_seconds_inside_the_window(engine: E
         share = shares(session, window_s=60, workers=2, now=NOW)
     assert share.used_s == pytest.approx({flo: 50.0, ola: 1.0})
     assert share.each_s == pytest.approx(60.0)  # two workers' minute over two learners
-    assert share.within(ola) and share.within(flo)  # 50 < 60
+    assert share.last_s == pytest.approx({flo: 40.0, ola: 1.0})  # the running one is not done
+    assert share.within(ola) and share.within(ola, shares=0.05)  # 1 + 1 < 3
+    assert not share.within(flo)  # 50 used and 40 more for a run like the last: past 60
     with Session(engine) as session:
         one_worker = shares(session, window_s=60, workers=1, now=NOW)
     assert not one_worker.within(flo) and not one_worker.may_go(flo)  # 50 >= 30, and ola is in
@@ -212,9 +214,10 @@ def _attempt(client: TestClient, attempt_id: int) -> Attempt:
 def test_a_learner_over_their_share_waits_while_others_run_and_goes_once_back_within_it(
     make_settings: Callable[..., Settings],
 ) -> None:
-    """flo's runs took 57 worker seconds of the last 20 (three at once) and ola ran too: past two
-    shares of 20 s, flo's next run is held while ola's goes straight to the workers. flo's use
-    falls as the window moves on (3 s less every second); below one share, the backlog sends it."""
+    """flo's runs took 45 worker seconds of the last 20 (five of 9 s at once) and ola ran too:
+    past two shares of 20 s, flo's next run is held while ola's goes straight to the workers.
+    flo's use falls as the window moves on (5 s less every second); once one more run as long as
+    the last fits in a share (45 - 5t + 9 < 20), the backlog sends it."""
     app = create_app(make_settings(share_window_s=20))
     with TestClient(app) as flo_client:
         engine = engine_of(flo_client)
@@ -222,8 +225,8 @@ def test_a_learner_over_their_share_waits_while_others_run_and_goes_once_back_wi
         log_in(flo_client, "flo")
         ola_client = signed_in(app, "ola")
         now = datetime.now(UTC)
-        for _ in range(3):
-            _ran_before(engine, flo, began=now - timedelta(seconds=19), ended=now)
+        for _ in range(5):
+            _ran_before(engine, flo, began=now - timedelta(seconds=9), ended=now)
         _ran_before(engine, ola, began=now - timedelta(seconds=2), ended=now)
 
         flos = flo_client.post("/api/attempts", json=RUN | {"knobs": {"steps": 20}}).json()["id"]
@@ -238,7 +241,7 @@ def test_a_learner_over_their_share_waits_while_others_run_and_goes_once_back_wi
         assert ran_late.scheduler_id == app.state.runner.scheduler_id
         assert ran_late.started_at is not None
         waited = _aware(ran_late.started_at) - now
-        assert waited > timedelta(seconds=11), waited  # held until 57 - 3t < 20
+        assert waited > timedelta(seconds=6), waited  # held until 45 - 5t + 9 < 20
 
 
 def _aware(moment: datetime) -> datetime:

@@ -141,4 +141,29 @@ ITEMS: tuple[ReviewItem, ...] = (
         "check their labels.",
         drills=("variable-length-loss", "loss-spikes"),
     ),
+    ReviewItem(
+        key="attention-mask-vs-loss-mask",
+        topic="loss",
+        prompt="A padded batch needs two masks: one in the attention and one in the loss. What "
+        "does each one keep out, and what does the run show when each is missing?",
+        answer="The **attention mask** keeps padding out of what real tokens attend to: without "
+        "it, a real token's output changes with how much padding its batch carries, so the "
+        "same sequence scores differently in another batch (run it alone, unpadded, and "
+        "compare). The **loss mask** keeps padding out of the average: without it the logged "
+        "loss mixes in easy padding positions and falls as padding grows, while the loss on "
+        "the real tokens does not move. One mask does not stand in for the other.",
+        drills=("padding-masks",),
+    ),
+    ReviewItem(
+        key="loss-fell-with-padding",
+        topic="loss",
+        prompt="After padding every batch to 512 instead of to its longest sequence, the training "
+        "loss is several times lower. Has the model improved? How do you check in one step?",
+        answer="Probably not. If padding positions are counted in the loss, the logged number "
+        "is about the **real-token share** times the real tokens' loss plus the rest times the "
+        "(tiny) padding loss, so more padding alone lowers it. Log the loss over the real "
+        "tokens beside it, or ask autograd which positions the loss has a gradient for: only "
+        "the real ones should.",
+        drills=("padding-masks",),
+    ),
 )
