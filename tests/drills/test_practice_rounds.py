@@ -24,6 +24,12 @@ VARIANTS = all_variants()
 MONDAY = date(2026, 11, 30)
 
 
+# batch-noise's pool holds two verdicts: too large a rate gave itself away by its symptom at
+# every run length tried (drills/cases/pool/batch_noise.py), so it is an experiment and a fix
+# there, not a cause. A round still asks for the leading one among all the drill's hypotheses.
+FEWER_VERDICTS = {"batch-noise": 2}
+
+
 def test_every_drill_offers_curves_with_different_diagnoses() -> None:
     keys = [variant.key for variant in VARIANTS]
     assert len(set(keys)) == len(keys)
@@ -32,7 +38,7 @@ def test_every_drill_offers_curves_with_different_diagnoses() -> None:
         diagnoses[variant.drill].add(variant.diagnosis)
     assert set(diagnoses) == {drill.slug for drill in all_drills()}
     for slug, seen in diagnoses.items():
-        assert len(seen) >= 3, slug
+        assert len(seen) >= FEWER_VERDICTS.get(slug, 3), slug
         assert seen <= {hypothesis.key for hypothesis in get_drill(slug).hypotheses}, slug
 
 

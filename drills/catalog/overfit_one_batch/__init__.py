@@ -133,8 +133,8 @@ class OverfitOneBatch(Drill):
             "randomness-pinned",
             "Dropout and input noise are on, but the seed is reset before every step: each "
             "step starts from the same random state and gives the model the same input, bit "
-            "for bit, through the same dropout masks. The model memorises the batch as that "
-            "one draw shows it, and the loss goes to about zero as with randomness off.",
+            "for bit, through the same dropout masks. The model learns the batch by heart as "
+            "that one draw shows it, and the loss goes to about zero as with randomness off.",
         ),
         Hypothesis(
             "learning-rate",
