@@ -225,10 +225,16 @@ def test_several_web_processes_share_one_external_cluster(deployment: Deployment
     sent = [via_one.post_json("/api/attempts", RUN | {"knobs": LONG_KNOBS}) for _ in range(3)]
     wait_until_running(via_other, sent[0]["id"])
     assert via_other.get_json(f"/api/attempts/{sent[2]['id']}")["status"] == "queued"
-    # Killed only once the scheduler holds the two sent: a task still in the dying process's
-    # send buffer never reaches the cluster (on a loaded machine that lost a run twice; the
-    # housekeeping then ends it after the queue timeout, as it should).
-    wait_for(lambda: holds_tasks(deployment, [item["id"] for item in sent[:2]]), 30)
+
+    # Killed only once the two sent have reached the cluster (held by the scheduler, or begun):
+    # a task still in the dying process's send buffer never reaches it (on a loaded machine
+    # that lost a run twice; the housekeeping then ends it after the queue timeout, as it
+    # should). The second may be sent late, when the worker killed above is back.
+    def reached_the_cluster(attempt_id: int) -> bool:
+        status = via_other.get_json(f"/api/attempts/{attempt_id}")["status"]
+        return status != "queued" or holds_tasks(deployment, [attempt_id])
+
+    wait_for(lambda: all(reached_the_cluster(item["id"]) for item in sent[:2]), 90)
     kill_group(deployment.processes["web-0"])
     for attempt_id in [item["id"] for item in sent]:
         log = follow(via_other, f"/api/attempts/{attempt_id}/events", timeout=120)
