@@ -140,7 +140,7 @@ def dispatch(session: Session, runner: AttemptRunner, attempt: Attempt) -> None:
     """Send a stored attempt to a worker; if that fails, the record stays with the reason. A
     held attempt (no scheduler yet) stays stored: app/backlog.py sends it when it may go."""
     assert attempt.id is not None
-    if attempt.scheduler_id is None:
+    if attempt.held:
         return
     try:
         runner.submit(

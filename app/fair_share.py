@@ -22,12 +22,12 @@ other learner's runs would wait for the one worker left.
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, AttemptStatus, User, utcnow
+from app.models import Attempt, AttemptStatus, User, as_utc, utcnow
 from app.row_locks import lock_row
 from app.runner.dispatcher import AttemptRunner
 
@@ -123,16 +123,15 @@ def shares(
             or_(col(Attempt.finished_at).is_(None), col(Attempt.finished_at) >= since),
         )
     ).all()
-    for learner_id, started, finished in runs:
-        if started is None:  # the query asked for started runs only
+    for learner_id, started_at, finished_at in runs:
+        if started_at is None:  # the query asked for started runs only
             continue
-        begin = max(_aware(started), since)
-        end = min(_aware(finished) if finished is not None else now, now)
-        used[learner_id] += max(0.0, (end - begin).total_seconds())
-        if finished is not None:
-            took = (_aware(finished) - _aware(started)).total_seconds()
-            if learner_id not in last or last[learner_id][0] < _aware(finished):
-                last[learner_id] = (_aware(finished), max(0.0, took))
+        started = as_utc(started_at)
+        finished = as_utc(finished_at) if finished_at is not None else None
+        end = min(finished or now, now)
+        used[learner_id] += max(0.0, (end - max(started, since)).total_seconds())
+        if finished is not None and (learner_id not in last or last[learner_id][0] < finished):
+            last[learner_id] = (finished, max(0.0, (finished - started).total_seconds()))
     return Shares(
         window_s=window_s,
         workers=workers,
@@ -167,8 +166,3 @@ def sent_to(session: Session, runner: AttemptRunner, *, learner_id: int, turn: i
         now=utcnow(),
     )
     return None if held else runner.scheduler_id
-
-
-def _aware(moment: datetime) -> datetime:
-    """Stored times read back naive on SQLite; they are all UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

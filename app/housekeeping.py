@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
@@ -22,7 +22,7 @@ from app.attempt_changes import Change, announce
 from app.backlog import release
 from app.config import Settings
 from app.leadership import Leadership
-from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, utcnow
+from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, as_utc, utcnow
 from app.runner.dispatcher import WORKER_LOST, AttemptRunner
 
 logger = logging.getLogger(__name__)
@@ -45,13 +45,6 @@ class Verdict:
     restart_worker: str | None = None  # the worker to replace (stuck inside one op)
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    """Stored times read back naive on some databases; they are all UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
-
-
 def judge(
     attempt: Attempt,
     *,
@@ -62,13 +55,11 @@ def judge(
 ) -> Verdict | None:
     """How an unfinished attempt ends now, or None while it may still finish by itself."""
     # A held run was sent nowhere yet: no restart lost it; it goes to whichever scheduler is up.
-    held = attempt.status == AttemptStatus.queued and attempt.scheduler_id is None
-    if scheduler_id is not None and not held and attempt.scheduler_id != scheduler_id:
+    if scheduler_id is not None and not attempt.held and attempt.scheduler_id != scheduler_id:
         return Verdict(AttemptStatus.failed, CLUSTER_RESTARTED)
-    created = _aware(attempt.created_at)
-    assert created is not None
+    created = as_utc(attempt.created_at)
     if attempt.status == AttemptStatus.running:
-        started = _aware(attempt.started_at) or created
+        started = as_utc(attempt.started_at) if attempt.started_at is not None else created
         limit = settings.time_limit_s
         if now - started > timedelta(seconds=limit + settings.watchdog_grace_s):
             return Verdict(
@@ -76,7 +67,7 @@ def judge(
                 f"Stopped by the watchdog: the run kept going past its {limit:g} s time limit.",
                 restart_worker=attempt.worker,
             )
-        beat = _aware(attempt.heartbeat_at) or started
+        beat = as_utc(attempt.heartbeat_at) if attempt.heartbeat_at is not None else started
         if now - beat > timedelta(seconds=settings.heartbeat_timeout_s):
             if attempt.cancel_requested_at is not None:
                 return Verdict(AttemptStatus.cancelled, "Cancelled; its worker stopped answering.")
@@ -90,7 +81,7 @@ def judge(
             "attempt; is the cluster running any workers?",
         )
     queue_limit = settings.queue_timeout_s
-    if now - created > timedelta(seconds=queue_limit) and held:
+    if now - created > timedelta(seconds=queue_limit) and attempt.held:
         return Verdict(
             AttemptStatus.failed,
             f"No worker started this run within {queue_limit:g} s: it was held back while other "
@@ -222,7 +213,6 @@ class Housekeeping:
         with Session(self._engine) as session:
             queued = session.exec(select(Replay).where(Replay.status == ReplayStatus.queued)).all()
             for replay in queued:
-                created = _aware(replay.created_at)
-                if created is not None and now - created > longest:
+                if now - as_utc(replay.created_at) > longest:
                     replays.fail_replay(session, replay=replay, error=REPLAY_LOST)
             session.commit()

@@ -109,7 +109,7 @@ def start_run(
     )
     session.commit()
     session.refresh(attempt)
-    if attempt.scheduler_id is None:
+    if attempt.held:
         return attempt  # held back: app/backlog.py sends it when it may go
     try:
         runner.submit_exercise(

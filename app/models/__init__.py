@@ -48,7 +48,7 @@ from app.models.reviews import (
 )
 from app.models.rounds import DiagnosisRound, RoundReview
 from app.models.throttle import LoginFailure
-from app.models.time import utcnow
+from app.models.time import as_utc, utcnow
 
 # isort: split
 # A feature's own tables, imported here so that the metadata (and Alembic) sees every table.
@@ -95,5 +95,6 @@ __all__ = [
     "Submission",
     "SubmissionStatus",
     "User",
+    "as_utc",
     "utcnow",
 ]

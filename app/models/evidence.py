@@ -132,6 +132,11 @@ class Attempt(SQLModel, table=True):
         return AttemptStatus(self.status).is_final
 
     @property
+    def held(self) -> bool:
+        """Stored but sent to no scheduler yet: waiting in the backlog (app/fair_share.py)."""
+        return self.status == AttemptStatus.queued and self.scheduler_id is None
+
+    @property
     def is_drill_page_run(self) -> bool:
         """Whether the run was made on a drill's page, not inside a case or a round (whose
         runs are read only through their own pages: their knobs name what is hidden) nor as an

@@ -4,7 +4,7 @@ the verb and a drill as the activity."""
 from datetime import UTC, datetime
 from typing import Any
 
-from app.models import User
+from app.models import User, as_utc
 from app.portfolio.canonical import JCS, jcs_safe
 from drills.core.registry import UnknownDrill, get_drill
 
@@ -18,9 +18,7 @@ def digested(statement: dict[str, Any]) -> dict[str, Any]:
 def timestamp(moment: datetime | None) -> str | None:
     if moment is None:
         return None
-    # SQLite hands datetimes back without their zone; the app stores them in UTC.
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return as_utc(moment).astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def agent(user: User | None) -> dict[str, Any]:

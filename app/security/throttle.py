@@ -41,13 +41,13 @@ import hashlib
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from sqlalchemy import and_, or_
 from sqlmodel import Session, col, delete, select
 
-from app.models import LoginFailure, utcnow
+from app.models import LoginFailure, as_utc, utcnow
 
 # Usernames are at most 64 characters (app/models/accounts.py); nothing longer is hashed.
 MAX_NAME_CHARS = 64
@@ -199,7 +199,7 @@ class LoginThrottle:
         ).first()
         if oldest_counted is None:
             return None
-        remaining = (_aware(oldest_counted) + limit.window - now).total_seconds()
+        remaining = (as_utc(oldest_counted) + limit.window - now).total_seconds()
         return max(1, int(remaining) + (0 if remaining.is_integer() else 1))
 
     def _took_part(self, session: Session, username: str, host: str | None, now: datetime) -> bool:
@@ -233,8 +233,3 @@ class LoginThrottle:
         session.exec(
             delete(LoginFailure).where(col(LoginFailure.id).in_(expired.scalar_subquery()))
         )
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite hands back naive datetimes; every stored moment is UTC.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

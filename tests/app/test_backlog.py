@@ -17,7 +17,7 @@ from app.exercises.models import ExerciseRun
 from app.fair_share import held_at_start, shares
 from app.housekeeping import judge
 from app.main import create_app
-from app.models import Attempt, AttemptStatus
+from app.models import Attempt, AttemptStatus, as_utc
 from tests.app.factories import add_user, engine_of, signed_in
 from tests.conftest import log_in, wait_until_final
 
@@ -240,12 +240,8 @@ def test_a_learner_over_their_share_waits_while_others_run_and_goes_once_back_wi
         ran_late = _attempt(flo_client, flos)
         assert ran_late.scheduler_id == app.state.runner.scheduler_id
         assert ran_late.started_at is not None
-        waited = _aware(ran_late.started_at) - now
+        waited = as_utc(ran_late.started_at) - now
         assert waited > timedelta(seconds=6), waited  # held until 45 - 5t + 9 < 20
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _ran_before(engine: Engine, learner_id: int, *, began: datetime, ended: datetime) -> None:
