@@ -22,6 +22,7 @@ from app.db import make_engine
 from app.deps import LoginRequired
 from app.error_pages import http_error, server_error, validation_error
 from app.evidence_writer import EvidenceWriter
+from app.exercises import api as exercise_api
 from app.exercises import routes as exercise_routes
 from app.fair_share import TooManyRuns
 from app.housekeeping import Housekeeping
@@ -204,7 +205,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ):
         app.include_router(module.router)
     app.include_router(case_evidence.api_router)
-    app.include_router(exercise_routes.api_router)
+    app.include_router(exercise_api.api_router)
     app.include_router(exercise_routes.router)
     return app
 
