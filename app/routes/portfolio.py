@@ -1,9 +1,9 @@
 """Portfolio export (a learner's own work; a cohort for its instructor) and its verification."""
 
+from anyio import BrokenWorkerProcess
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.deps import CohortDep, CurrentUser, OptionalUserDep, SessionDep, SigningKeyDep
@@ -11,7 +11,8 @@ from app.forms import close_form, read_form
 from app.models import MAX_ROW_ID, utcnow
 from app.portfolio.bundle import cohort_basename, learner_basename
 from app.portfolio.export import Kind, PortfolioExport, build_export
-from app.portfolio.signing import UnreadableExport, VerifyResult, parse_export, verify
+from app.portfolio.signing import UnreadableExport, VerifyResult
+from app.portfolio.upload_check import check_upload
 from app.progress import cohort_learners
 from app.templating import templates
 from app.whole_numbers import whole_number
@@ -22,6 +23,7 @@ router = APIRouter(tags=["portfolio"], include_in_schema=False)
 # every learner. Past this, parsing would only cost memory: the CLI checks exports of any size.
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 TOO_LARGE = "That file is larger than 20 MB: check it with `python -m app verify-export` instead."
+CHECK_STOPPED = "The check stopped before it finished (the server is short of memory): try again."
 EXPORT_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; "
     "base-uri 'none'; form-action 'none'"
@@ -123,16 +125,13 @@ async def _check_upload(request: Request, server_key: Ed25519PublicKey) -> HTMLR
     if len(data) > MAX_UPLOAD_BYTES:
         return _verify_outcome(request, error=TOO_LARGE, status=413)
     try:
-        # Parsing and digesting an export of many MB takes seconds of CPU: never on the loop,
-        # where it held every page and live stream of the class (2.3-3.4 s for 18.9 MB).
-        result = await run_in_threadpool(_verified, data, server_key)
+        # Seconds of CPU for an export of many MB: in a process of its own (why: upload_check).
+        result = await check_upload(data, server_key)
     except UnreadableExport as error:
         return _verify_outcome(request, error=f"Unreadable: {error}.", status=422)
+    except BrokenWorkerProcess:  # killed or out of memory: nothing was stored, so say so
+        return _verify_outcome(request, error=CHECK_STOPPED, status=503)
     return _verify_outcome(request, result=result)
-
-
-def _verified(data: bytes, server_key: Ed25519PublicKey) -> VerifyResult:
-    return verify(parse_export(data), server_key=server_key)
 
 
 def _verify_outcome(

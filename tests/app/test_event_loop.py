@@ -5,7 +5,6 @@ lag is measured by a callback sent to it, as the other requests and streams woul
 
 import asyncio
 import inspect
-import json
 import sqlite3
 import threading
 import time
@@ -19,8 +18,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.models import CaseStage
-from app.portfolio.signing import sign
-from app.portfolio.xapi import digested
 from tests.app import test_csrf
 from tests.app.factories import add_case_attempt, add_round, engine_of
 
@@ -146,8 +143,9 @@ def test_no_coroutine_handler_is_handed_the_database_session(anonymous: TestClie
 # How long the database stays write-locked around each request: a state-changing request
 # waits for the lock (in the thread pool, or on the loop if its handler is async); a read goes on.
 HOLD_S = {"GET": 0.3, "POST": 1.0}
-# A stall this long is a held loop, not the machine: the lock is held for HOLD_S["POST"], and a
-# check of the heaviest upload on the loop held it for ~3 s.
+# A stall this long is a held loop, not the machine: the lock is held for HOLD_S["POST"]. On a
+# loaded machine a lone wake-up of a tiny GET came 0.29 s and 0.68 s late (other processes on the
+# two cores), so a single stall is held against this; the typical one against MAX_LAG_S.
 HELD_S = 0.8
 
 
@@ -194,28 +192,12 @@ def held_the_loop(stalls: list[float]) -> bool:
     return typical >= MAX_LAG_S or max(stalls, default=HELD_S) >= HELD_S
 
 
-def heavy_export(client: TestClient, app: Any) -> bytes:
-    """A real, intact export near the 20 MB upload limit: 1,000 statements, each carrying ~1,000
-    curve values, digested and signed with the server's key. Checking it canonicalises every
-    value (seconds of CPU): it held the loop for 2.3-3.4 s when it ran there."""
-    document = json.loads(client.get("/portfolio/export.json").content)
-    document.pop("signature")
-    first = {key: value for key, value in document["statements"][0].items() if key != "digest"}
-    curve = [round(0.5 + i * 1e-4 + 1 / (i + 3), 12) for i in range(1_000)]
-    document["statements"] = [
-        digested(first | {"id": f"{first['id']}-{n}", "curve": curve}) for n in range(1_000)
-    ]
-    body = json.dumps(sign(document, app.state.signing_key)).encode()
-    assert 15_000_000 < len(body) < 20_000_000, len(body)
-    return body
-
-
 @pytest.mark.slow
 def test_every_route_leaves_the_loop_free_with_the_database_write_locked(
     world: "World", anonymous: TestClient, database_url: str
 ) -> None:
-    """Every GET route (read by the admin, valid ids), every state-changing route with a valid
-    request, and the heaviest upload, each sent while another connection holds the database's
+    """Every GET route (read by the admin, valid ids) and every state-changing route with a valid
+    request, each sent while another connection holds the database's
     write lock: the loop keeps answering. (A handler doing its database or CPU work on the loop
     holds every page and live stream of the server while it waits.)"""
     from tests.app.test_csrf import cases, readable_urls, send, token_of, wait_for_runs
@@ -249,10 +231,4 @@ def test_every_route_leaves_the_loop_free_with_the_database_write_locked(
         if held_the_loop(stalls) or answer is None or answer.status_code >= 500:
             held.append(f"{method} {path}: stalls {sorted(stalls)[-3:]}, answer {answer}")
         wait_for_runs(world.engine, idle=idle)
-    learner = world.clients["learner_a"]
-    upload = {"file": ("export.json", heavy_export(learner, world.app), "application/json")}
-    verify = partial(learner.post, "/portfolio/verify", files=upload)
-    stalls, answer = stalls_while(anonymous, database_url, verify, HOLD_S["POST"])
-    if held_the_loop(stalls) or answer is None or 'id="verify-intact"' not in answer.text:
-        held.append(f"POST /portfolio/verify, 19 MB: stalls {sorted(stalls)[-3:]}, answer {answer}")
     assert not held, "\n".join(held)

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anyio import BrokenWorkerProcess
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 
+import app.routes.portfolio as portfolio_routes
 from app.portfolio.signing import MAX_DEPTH, key_path, nested_deeper_than, sign, verify
 from app.portfolio.xapi import digested
 from tests.app.factories import page_token
@@ -239,3 +241,18 @@ def test_cli_exit_2_for_deep_json(tmp_path: Path) -> None:
     file.write_bytes(b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     done = run_cli(file, tmp_path)
     assert done.returncode == 2 and "nested more than" in done.stderr
+
+
+def test_a_check_whose_process_dies_says_so(
+    anonymous: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check runs in a process of its own; if that process dies (killed, out of memory),
+    the page says the check stopped, with a 503, instead of a 500."""
+
+    async def dies(data: bytes, server_key: object) -> None:
+        raise BrokenWorkerProcess
+
+    monkeypatch.setattr(portfolio_routes, "check_upload", dies)
+    answer = upload(anonymous, b"{}")
+    assert answer.status_code == 503
+    assert "The check stopped before it finished" in answer.text
