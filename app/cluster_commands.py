@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dask.utils import parse_bytes
 
-from app.config import MIB, MIN_WORKER_MEMORY_MB
+from app.core.config import MIB, MIN_WORKER_MEMORY_MB
 from app.runner.certificates import CA_FILE, DEFAULT_HOSTS, make_cluster_certificates, tls_files
 from app.runner.dask_commands import DEFAULT_SCHEDULER_PORT, scheduler_command, worker_command
 
@@ -19,7 +19,7 @@ NAMES = ("certs", "scheduler", "worker")
 
 
 def nanny_memory_limit(text: str) -> str:
-    """A limit the nanny can hold a warm worker to (see app/config.py, MIN_WORKER_MEMORY_MB)."""
+    """A limit the nanny can hold a warm worker to (app/core/config.py: MIN_WORKER_MEMORY_MB)."""
     try:
         limit = int(parse_bytes(text))
     except ValueError:

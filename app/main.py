@@ -14,45 +14,42 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import replays
-from app.broker import AttemptEventBroker
-from app.change_feed import change_feed_for
-from app.config import Settings
-from app.db import make_engine
-from app.deps import LoginRequired
-from app.error_pages import http_error, server_error, validation_error
-from app.evidence_writer import EvidenceWriter
+from app.accounts import admin_routes as admin
+from app.accounts import cohort_routes as cohorts
+from app.accounts import routes as auth
+from app.cases import evidence_routes as case_evidence
+from app.cases import routes as cases
+from app.catalogue import routes as pages
+from app.core.config import Settings
+from app.core.db import make_engine
+from app.core.migrate import check_schema_is_current
+from app.core.private_files import private_database, private_directory
 from app.exercises import api as exercise_api
 from app.exercises import routes as exercise_routes
-from app.fair_share import TooManyRuns
-from app.housekeeping import Housekeeping
-from app.leadership import leadership_for
-from app.migrate import check_schema_is_current
+from app.grading import routes as reviews
+from app.grading import submission_routes as submissions
+from app.portfolio import routes as portfolio
 from app.portfolio.signing import load_or_create_key
-from app.private_files import private_database, private_directory
-from app.routes import (
-    admin,
-    api,
-    attempts,
-    auth,
-    case_evidence,
-    cases,
-    cohorts,
-    pages,
-    portfolio,
-    practice,
-    reviews,
-    rounds,
-    submissions,
-)
+from app.practice import round_routes as rounds
+from app.practice import routes as practice
 from app.runner.dispatcher import AttemptRunner
+from app.runs import api, replays
+from app.runs import routes as attempts
+from app.runs.broker import AttemptEventBroker
+from app.runs.change_feed import change_feed_for
+from app.runs.evidence_writer import EvidenceWriter
+from app.runs.fair_share import TooManyRuns
+from app.runs.housekeeping import Housekeeping
+from app.runs.leadership import leadership_for
 from app.security.body_limit import BodyLimit
 from app.security.csrf import require_csrf
 from app.security.headers import SecurityHeaders
 from app.security.secret import SESSION_SECRET_FILE, session_secret
 from app.security.text import require_storable_text
 from app.security.throttle import Limit, LoginThrottle
-from app.static_assets import HashedStaticFiles, site_assets
+from app.web.deps import LoginRequired
+from app.web.error_pages import http_error, server_error, validation_error
+from app.web.static_assets import HashedStaticFiles, site_assets
 from drills.sandbox import available as sandbox_available
 
 logger = logging.getLogger(__name__)
@@ -211,7 +208,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 async def _too_many_runs(request: Request, error: Exception) -> Response:
-    """A run refused for its learner's share (app/fair_share.py), wherever it was asked for: a
+    """A run refused for its learner's share (app/runs/fair_share.py), wherever it was asked for: a
     429 page, or JSON under /api/. The drill form and the case pages say it in place instead."""
     return await http_error(request, StarletteHTTPException(429, str(error)))
 

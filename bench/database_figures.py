@@ -13,7 +13,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, col
 
-from app.db import make_engine
+from app.core.db import make_engine
 from app.models import Attempt, MetricPoint
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from app.config import ROOT
+from app.core.config import ROOT
 from app.runner.certificates import make_cluster_certificates, tls_files
 from bench.postgres import throwaway_database
 from bench.process_cpu import descendants_and_self

@@ -11,7 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from app.config import ROOT
+from app.core.config import ROOT
 
 
 def free_port() -> int:

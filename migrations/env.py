@@ -1,12 +1,13 @@
-"""Alembic environment: the URL comes from the caller (app.migrate) or from Drillbook's settings."""
+"""Alembic environment: the URL comes from the caller (app.core.migrate) or from Drillbook's
+settings."""
 
 from alembic import context
 from sqlalchemy import Connection, text
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
-from app.config import Settings
-from app.db import make_engine
+from app.core.config import Settings
+from app.core.db import make_engine
 
 config = context.config
 # Carries the models' naming convention (app/models/naming.py), which Alembic also applies to the

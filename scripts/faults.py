@@ -35,7 +35,7 @@ FAULTS = {
         ("tests/app/test_csrf.py",),
     ),
     "review-race": Fault(
-        "app/rubric.py",
+        "app/grading/rubric.py",
         "        session.rollback()\n        raise already_decided from None",
         "        session.rollback()\n        return",
         ("tests/app/test_races.py",),
@@ -47,13 +47,13 @@ FAULTS = {
         ("tests/app/test_pool_keeper.py",),
     ),
     "stream-resume-repeats-a-point": Fault(
-        "app/point_reads.py",
+        "app/runs/point_reads.py",
         "WHERE attempt_id = :attempt_id AND id > :cursor",
         "WHERE attempt_id = :attempt_id AND id >= :cursor",
         ("tests/app/test_stream_reads.py", "tests/app/test_streams.py"),
     ),
     "case-command-before-verdict": Fault(
-        "app/case_views.py",
+        "app/cases/views.py",
         '    if revealed:\n        view["command"] = attempt.command',
         '    if True:\n        view["command"] = attempt.command',
         ("tests/app/test_cases.py::test_nothing_names_the_cause_before_the_verdict",),
@@ -65,7 +65,7 @@ FAULTS = {
         ("tests/drills/test_loss_spikes.py",),
     ),
     "markdown-raw-html-passes": Fault(
-        "app/markdown.py",
+        "app/web/markdown.py",
         '{"html": False, "linkify": False}',
         '{"html": True, "linkify": False}',
         ("tests/app/test_markdown.py", "tests/app/test_escaping.py"),
@@ -77,7 +77,7 @@ FAULTS = {
         ("tests/app/test_portfolio_verify.py", "tests/app/test_portfolio.py"),
     ),
     "housekeeping-ignores-restart": Fault(
-        "app/housekeeping.py",
+        "app/runs/housekeeping.py",
         "    if scheduler_id is not None and attempt.scheduler_id != scheduler_id:",
         "    if False:",
         ("tests/app/test_housekeeping.py",),

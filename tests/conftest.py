@@ -19,11 +19,11 @@ from pwdlib.hashers.argon2 import Argon2Hasher
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app.accounts import create_user
-from app.config import Settings
-from app.db import make_engine
+from app.accounts.service import create_user
+from app.core.config import Settings
+from app.core.db import make_engine
+from app.core.migrate import upgrade
 from app.main import create_app
-from app.migrate import upgrade
 from app.models import Attempt, Replay, Role, User
 from app.runner.cluster import local_cluster
 from app.security import passwords

@@ -8,13 +8,13 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
-from app.deps import BrokerDep, CurrentUser, EngineDep, RunnerDep, SessionDep
 from app.exercises import service, views
 from app.exercises.deps import ExerciseDep, RunDep
 from app.exercises.judgements import run_of
 from app.models import MAX_ROW_ID
-from app.schemas import error_responses
-from app.streams import StreamSource, event_stream
+from app.runs.schemas import error_responses
+from app.runs.streams import StreamSource, event_stream
+from app.web.deps import BrokerDep, CurrentUser, EngineDep, RunnerDep, SessionDep
 from drills.exercises.record import CODE_FILE
 from drills.exercises.registry import all_exercises
 
@@ -126,7 +126,7 @@ def download_code(attempt: RunDep, session: SessionDep) -> Response:
 
 def run_stream(attempt: RunDep, session: SessionDep) -> StreamSource:
     assert attempt.id is not None
-    session.close()  # a stream holds no connection while it waits (app.streams)
+    session.close()  # a stream holds no connection while it waits (app.runs.streams)
     return StreamSource(attempt.id)
 
 

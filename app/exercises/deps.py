@@ -5,9 +5,9 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException
 
-from app.access import can_read_work_of
-from app.deps import CurrentUser, RowId, SessionDep
 from app.models import Attempt
+from app.web.access import can_read_work_of
+from app.web.deps import CurrentUser, RowId, SessionDep
 from drills.exercises.contract import Exercise
 from drills.exercises.registry import UnknownExercise, get_exercise
 

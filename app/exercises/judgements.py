@@ -1,6 +1,6 @@
 """Keeping the judge's verdict on an exercise run, in the transaction that ends its attempt.
 
-Called by app.evidence.finish_from_record (on a worker, or in the web process when a worker
+Called by app.runs.evidence.finish_from_record (on a worker, or in the web process when a worker
 could not store its record): whichever process ends the run, its checks are stored with it.
 """
 

@@ -5,12 +5,12 @@ app/exercises/api.py."""
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from app.deps import CurrentUser, RunnerDep, SessionDep
 from app.exercises import service, views
 from app.exercises.deps import ExerciseDep, RunDep
-from app.forms import FormDataDep
 from app.models import Attempt
-from app.templating import templates
+from app.web.deps import CurrentUser, RunnerDep, SessionDep
+from app.web.forms import FormDataDep
+from app.web.templating import templates
 from drills.exercises.contract import Exercise
 from drills.exercises.registry import all_exercises
 

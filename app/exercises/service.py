@@ -1,7 +1,7 @@
 """Starting an exercise's run, the help a learner takes, and keeping the judge's verdict.
 
 A run is validated first (a bad request stores nothing), stored as an Attempt with its
-ExerciseRun row in one transaction (under the learner's fair share, app/fair_share.py), then
+ExerciseRun row in one transaction (under the learner's fair share, app/runs/fair_share.py), then
 sent to a worker. The worker judges the code in a sandbox and its record carries the judgement,
 which app/exercises/judgements.py writes in the same transaction that ends the attempt.
 """
@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
-from app.attempts import not_dispatched
+from app.core.limits import MAX_SEED
+from app.core.row_locks import lock_row
 from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseRun
-from app.fair_share import priority_of, sent_to, take_turn
-from app.limits import MAX_SEED
 from app.models import Attempt, utcnow
-from app.row_locks import lock_row
 from app.runner.dispatcher import AttemptRunner
+from app.runs.attempts import not_dispatched
+from app.runs.fair_share import priority_of, sent_to, take_turn
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
 from drills.exercises.record import exercise_command
@@ -110,7 +110,7 @@ def start_run(
     session.commit()
     session.refresh(attempt)
     if attempt.held:
-        return attempt  # held back: app/backlog.py sends it when it may go
+        return attempt  # held back: app/runs/backlog.py sends it when it may go
     try:
         runner.submit_exercise(
             attempt_id=attempt.id,

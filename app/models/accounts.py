@@ -6,7 +6,7 @@ from enum import StrEnum
 from sqlalchemy import UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from app import limits
+from app.core import limits
 from app.models.time import utcnow
 
 

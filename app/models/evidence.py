@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel, col
 
-from app import limits
+from app.core import limits
 from app.models.time import utcnow
 from app.models.types import JSONDocument
 
@@ -93,11 +93,11 @@ class Attempt(SQLModel, table=True):
     digest: str | None = Field(default=None, max_length=64)
     worker: str | None = Field(default=None, max_length=200)
     # The scheduler the run was sent to (its Dask id): an unfinished attempt of another scheduler
-    # was lost when the cluster restarted. None while the run is held back (app/fair_share.py):
-    # app/backlog.py sets it when it sends the run.
+    # was lost when the cluster restarted. None while the run is held back (app/runs/fair_share.py):
+    # app/runs/backlog.py sets it when it sends the run.
     scheduler_id: str | None = Field(default=None, max_length=100)
     # How many of its learner's runs were unfinished when it was stored: runs start in turn
-    # order, then in the order they came (app/fair_share.py).
+    # order, then in the order they came (app/runs/fair_share.py).
     queue_turn: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     # A run made inside a case (its symptom, an experiment, a fix): its knobs name the hidden
     # cause, so it is shown only through the case's own pages, never among the drill's attempts.
@@ -112,7 +112,8 @@ class Attempt(SQLModel, table=True):
     # the exercise's pages, never among the drill's attempts (it made no prediction).
     exercise_slug: str | None = Field(default=None, max_length=64, index=True)
     # The one-time token of the drill form that sent it (or an API client's Idempotency-Key):
-    # the same key sent again answers with this run instead of starting another (app/attempts.py).
+    # the same key sent again answers with this run instead of starting another
+    # (app/runs/attempts.py).
     request_key: str | None = Field(default=None, max_length=limits.MAX_REQUEST_KEY)
     # A hidden-bug run (drills/practice/hidden_setups.py): the app drew its knobs and seed, and
     # shows them once the run has ended, not before (`setup_concealed`).
@@ -133,7 +134,7 @@ class Attempt(SQLModel, table=True):
 
     @property
     def held(self) -> bool:
-        """Stored but sent to no scheduler yet: waiting in the backlog (app/fair_share.py)."""
+        """Stored but sent to no scheduler yet: waiting in the backlog (app/runs/fair_share.py)."""
         return self.status == AttemptStatus.queued and self.scheduler_id is None
 
     @property

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from app import limits
+from app.core import limits
 from app.models.time import utcnow
 from app.models.types import JSONDocument
 

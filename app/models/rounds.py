@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from app import limits
+from app.core import limits
 from app.models.time import utcnow
 from app.models.types import JSONDocument
 

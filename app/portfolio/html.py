@@ -6,16 +6,16 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app.markdown import render_markdown
+from app.grading.progress import progress_grid
 from app.models import Attempt, ExerciseRun, Submission
 from app.portfolio.charts import chart_svg
 from app.portfolio.practice_html import practice_sections
 from app.portfolio.practice_statements import exercise_run_id
 from app.portfolio.records import LearnerRecords, Records
 from app.portfolio.statements import attempt_id, review_id, submission_id
-from app.progress import progress_grid
-from app.templating import templates
-from app.views import numeric_rows, observation_rows, reference_lines
+from app.runs.views import numeric_rows, observation_rows, reference_lines
+from app.web.markdown import render_markdown
+from app.web.templating import templates
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
 

@@ -10,7 +10,7 @@ import logging
 import dask
 from distributed import Client, LocalCluster, Security
 
-from app.config import Settings
+from app.core.config import Settings
 from app.runner.cluster_config import CLUSTER_CONFIG, WARM_PRELOAD
 from app.runner.warm_preload import SANDBOX_PREWARM
 

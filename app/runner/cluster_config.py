@@ -37,7 +37,7 @@ CLUSTER_CONFIG: dict[str, Any] = {
     # (a further 10 ms of the web process's CPU per second at idle).
     "distributed.worker.memory.monitor-interval": "500ms",
     # A worker holds only the run it is running; the rest wait on the scheduler, which hands
-    # out the highest priority first (app/fair_share.py: each learner's runs in turn). Dask's
+    # out the highest priority first (app/runs/fair_share.py: each learner's runs in turn). Dask's
     # default of 1.1 gives a one-thread worker two runs at once: it ran one learner's second
     # run while another learner's first waited behind a long run on the other worker.
     # (Dask assigns at once while it holds no more runs than twice the threads.)

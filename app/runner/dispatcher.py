@@ -4,7 +4,7 @@ An attempt's worker stores its own progress and record (`worker_task`), and the 
 fire-and-forget: it runs to its end even if this web process dies meanwhile. This process only
 watches its own sends for a quick verdict on failures it hears of first (a worker killed under a
 run, a task that could not start). Whatever it does not hear of (a run sent by a process that
-died, a stuck run, a queue that never moved) is the housekeeping's (`app.housekeeping`), which
+died, a stuck run, a queue that never moved) is the housekeeping's (`app.runs.housekeeping`), which
 reads the database and the scheduler, not this process's memory.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from distributed import Client, Future, LocalCluster, fire_and_forget
 from distributed.scheduler import KilledWorker
 
-from app.config import Settings
+from app.core.config import Settings
 from app.models import AttemptStatus
 from app.runner.cluster import connect
 from app.runner.events import Ended, EventSink, Finished, ReplayDone
@@ -129,12 +129,12 @@ class AttemptRunner:
     # -- dispatch --------------------------------------------------------------------------
     @property
     def runs_per_learner(self) -> int:
-        """How many runs one learner may have queued or running at once (app/fair_share.py)."""
+        """How many runs one learner may have queued or running at once (app/runs/fair_share.py)."""
         return self._settings.runs_per_learner
 
     @property
     def share_window_s(self) -> float:
-        """The window a learner's share of the workers is counted over (app/fair_share.py)."""
+        """The window a learner's share of the workers is counted over (app/runs/fair_share.py)."""
         return self._settings.share_window_s
 
     def submit(

@@ -4,8 +4,8 @@ Workers store their runs' progress themselves (`app.runner.progress_store`); the
 web process hears first: a lost worker, a task that never ran, a record that was not stored.
 
 The dispatcher knows nothing of the database or the live streams: it hands each event to the sink
-it was given (`app.evidence_writer.EvidenceWriter` in the web process, a list in a test), so the
-dependency points one way, from the services to the runner.
+it was given (`app.runs.evidence_writer.EvidenceWriter` in the web process, a list in a test), so
+the dependency points one way, from the services to the runner.
 """
 
 from collections.abc import Callable

@@ -18,11 +18,11 @@ from sqlalchemy import CursorResult, Engine, update
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlmodel import Session, col, select
 
-from app import evidence
-from app.attempt_changes import Change, announce
-from app.db import make_engine
+from app.core.db import make_engine
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.events import Point
+from app.runs import evidence
+from app.runs.attempt_changes import Change, announce
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 # once, a learner's click must not wait behind a queue of runs (throughput is the same when the
 # web process is idle).
 WORKER_NICENESS = 10
-# "0" turns the spawner's early start off (app.config.Settings.sandbox_prewarm): the embedded
+# "0" turns the spawner's early start off (app.core.config.Settings.sandbox_prewarm): the embedded
 # cluster sets it for its workers, an external worker reads it from its own environment.
 SANDBOX_PREWARM = "DRILLBOOK_SANDBOX_PREWARM"
 

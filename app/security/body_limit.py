@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.whole_numbers import whole_number
+from app.core.whole_numbers import whole_number
 
 Refuse = Callable[[Request, Exception], Awaitable[Response]]
 

@@ -9,7 +9,7 @@ import secrets
 
 from fastapi import HTTPException, Request
 
-from app.forms import close_form, read_form
+from app.web.forms import close_form, read_form
 
 HEADER = "X-CSRF-Token"
 FIELD = "csrf_token"

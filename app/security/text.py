@@ -12,8 +12,8 @@ from typing import Any
 
 from fastapi import HTTPException, Request
 
-from app.forms import close_form, read_form
 from app.security.csrf import SAFE_METHODS
+from app.web.forms import close_form, read_form
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 Location = list[str | int]

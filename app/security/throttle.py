@@ -8,7 +8,7 @@ with only a sha256 hash, never the raw value:
 - `name`: the lower-cased username tried (cut to the longest a username can be);
 - `pair`: that name tried from that address.
 
-Two independent limits, each a number of failures within a sliding window (app/config.py):
+Two independent limits, each a number of failures within a sliding window (app/core/config.py):
 
 1. **Per client** (`login_client_max_failures` per `login_client_window_s`): an address that has
    failed that often gets 429 for every name. A spray over many names from one address is stopped

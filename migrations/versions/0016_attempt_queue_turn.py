@@ -1,7 +1,7 @@
 """Attempts carry their queue turn: a learner's runs are handed out in turn with everyone else's
 
 A run stored while its learner already had k runs queued or running gets turn k; the workers
-take lower turns first (app/fair_share.py), so one learner's backlog cannot hold up the class.
+take lower turns first (app/runs/fair_share.py), so one learner's backlog cannot hold up the class.
 Attempts from before this revision are all turn 0 (first come, first served, as they were).
 
 Revision ID: 0016

@@ -1,4 +1,4 @@
-"""Attempts are found by when they were stored: the learners who ran lately (app/fair_share.py)
+"""Attempts are found by when they were stored: the learners who ran lately (app/runs/fair_share.py)
 
 The backlog splits the workers' recent time between the learners who ran or waited in the last
 minute, and asks for them on every run it holds back or sends; without an index that question

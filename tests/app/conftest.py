@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from app.deps import get_now
+from app.web.deps import get_now
 from tests.app.clock import MONDAY, Clock
 
 

@@ -19,10 +19,10 @@ from pydantic import ValidationError
 from sqlmodel import Session, select
 from starlette.middleware.sessions import SessionMiddleware
 
-from app.accounts import set_password
-from app.config import ROOT, Settings
+from app.accounts.service import set_password
+from app.core.config import ROOT, Settings
+from app.core.migrate import upgrade
 from app.main import create_app
-from app.migrate import upgrade
 from app.models import LoginFailure, User
 from app.security import passwords
 from app.security.throttle import LoginThrottle

@@ -1,6 +1,7 @@
-"""The backlog (app/fair_share.py, app/backlog.py): who is over their share of the workers, what
-is held back and what is sent, with real runs where it matters: a learner who has had the workers
-lately waits while others ran in the window, and is not held back when nobody else is there."""
+"""The backlog (app/runs/fair_share.py, app/runs/backlog.py): who is over their share of the
+workers, what is held back and what is sent, with real runs where it matters: a learner who has
+had the workers lately waits while others ran in the window, and is not held back when nobody
+else is there."""
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -11,13 +12,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app.backlog import next_to_send, send
-from app.config import Settings
+from app.core.config import Settings
 from app.exercises.models import ExerciseRun
-from app.fair_share import held_at_start, shares
-from app.housekeeping import judge
 from app.main import create_app
 from app.models import Attempt, AttemptStatus, as_utc
+from app.runs.backlog import next_to_send, send
+from app.runs.fair_share import held_at_start, shares
+from app.runs.housekeeping import judge
 from tests.app.factories import add_user, engine_of, signed_in
 from tests.conftest import log_in, wait_until_final
 

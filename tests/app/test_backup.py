@@ -5,9 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.backup import back_up
-from app.config import ROOT, Settings
-from app.migrate import upgrade
+from app.core.backup import back_up
+from app.core.config import ROOT, Settings
+from app.core.migrate import upgrade
 from app.portfolio.signing import load_or_create_key
 from app.security.secret import SESSION_SECRET_FILE, session_secret
 

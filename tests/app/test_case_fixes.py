@@ -17,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
-from app.case_views import option_of
+from app.cases.views import option_of
 from app.models import Attempt, AttemptStatus, CaseAttempt, CaseRun, CaseRunKind, User
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, fix_knobs

@@ -10,7 +10,7 @@ import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from app.config import ROOT
+from app.core.config import ROOT
 from app.runner.certificates import ROLES, all_files, subject_alt_names, tls_files
 
 

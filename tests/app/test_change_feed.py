@@ -9,12 +9,12 @@ import psycopg
 import pytest
 from sqlmodel import Session
 
-from app import evidence
-from app.attempt_changes import CHANNEL, Change, announce
-from app.broker import AttemptEventBroker, Subscription
-from app.change_feed import APPLICATION_NAME, PostgresListener, SqlitePoller
-from app.db import make_engine
-from app.migrate import upgrade
+from app.core.db import make_engine
+from app.core.migrate import upgrade
+from app.runs import evidence
+from app.runs.attempt_changes import CHANNEL, Change, announce
+from app.runs.broker import AttemptEventBroker, Subscription
+from app.runs.change_feed import APPLICATION_NAME, PostgresListener, SqlitePoller
 from tests.aio import run_to_end
 from tests.app.factories import add_unfinished_attempt
 from tests.postgres import throwaway_database

@@ -4,7 +4,7 @@ signature and drawn on the live charts (as data) and the exported SVG charts."""
 from typing import Any
 
 from app.portfolio.charts import chart_svg
-from app.views import observation_rows, prediction_expectations, reference_lines
+from app.runs.views import observation_rows, prediction_expectations, reference_lines
 
 CHART: dict[str, Any] = {
     "key": "loss",

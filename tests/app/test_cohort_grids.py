@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import CaseStage, Role
 from drills.cases.registry import all_cases

@@ -1,5 +1,5 @@
-"""The table under compared runs (app/comparison_table.py): a row per run, a column per knob that
-differs between them, the knobs they share named once, and the numbers that matter."""
+"""The table under compared runs (app/runs/comparison_table.py): a row per run, a column per knob
+that differs between them, the knobs they share named once, and the numbers that matter."""
 
 from html.parser import HTMLParser
 from typing import Any
@@ -8,8 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
-from app.comparison_table import ComparedRun, for_attempt_page, knob_table
 from app.models import Attempt, AttemptStatus
+from app.runs.comparison_table import ComparedRun, for_attempt_page, knob_table
 from drills.core.catalogue import describe
 from drills.core.registry import get_drill
 from tests.app.factories import add_attempt, add_user, engine_of

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.config import MIN_WORKER_MEMORY_MB, ROOT, Settings
+from app.core.config import MIN_WORKER_MEMORY_MB, ROOT, Settings
 
 
 @pytest.mark.parametrize(

@@ -95,7 +95,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     pending_b = add_submission(engine, b, failed_b, fixed_b, version=2)
     # Queued with no task behind them (the cases cancel them); on this app's scheduler, so its
     # housekeeping leaves them alone. A learner of their own: learner A's runs start at once
-    # (a learner's second unfinished run waits in the backlog, app/fair_share.py).
+    # (a learner's second unfinished run waits in the backlog, app/runs/fair_share.py).
     scheduler = app.state.runner.scheduler_id
     queued = [add_unfinished_attempt(engine, waiting, scheduler_id=scheduler) for _ in range(2)]
     # Learner A's case attempts, one per case route: revealed (reviewed by I1), still

@@ -1,4 +1,4 @@
-"""A double submit starts one run (app/attempts.py): the drill form's one-time token, or an API
+"""A double submit starts one run (app/runs/attempts.py): the drill form's one-time token, or an API
 client's Idempotency-Key, sent again with the same request answers with the run it started,
 pressed one after the other or at the same moment."""
 
@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
-from app import attempts
 from app.models import Attempt
+from app.runs import attempts
 from tests.app.factories import engine_of
 from tests.conftest import wait_until_final
 

@@ -128,7 +128,7 @@ def test_no_coroutine_handler_is_handed_the_database_session(anonymous: TestClie
     slow or locked. Such work belongs in `def` handlers or dependencies (the thread pool)."""
     from fastapi.routing import APIRoute, iter_route_contexts
 
-    from app.deps import get_session
+    from app.web.deps import get_session
 
     offenders = []
     for context in iter_route_contexts(anonymous.app.routes):  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.portfolio.signing import key_path
 from app.security.secret import SESSION_SECRET_FILE
@@ -44,7 +44,7 @@ def programs(database: Path, repo: Path, data: Path) -> dict[str, str]:
             "raise SystemExit('nothing to read')\n"
         ),
         "writes outside scratch": (f"open({str(repo / MARKER)!r}, 'w').write('x')\n" + train),
-        "imports the app": "import app.db\n" + train,
+        "imports the app": "import app.core.db\n" + train,
         "forks without end": "import os\nwhile True:\n    os.fork()\n",
         "allocates without end": "chunks = []\nwhile True:\n    chunks.append(bytearray(2**26))\n",
         "prints 100 MB": "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 2**20)\n",

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 import app.exercises.views
 import app.main
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from tests.app.factories import add_user, engine_of, signed_in
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from distributed import Client, KilledWorker, Security
 
-from app.config import Settings
+from app.core.config import Settings
 from app.runner.certificates import make_cluster_certificates, tls_files
 from app.runner.cluster import external_security
 from app.runner.warm_preload import WORKER_NICENESS

@@ -1,4 +1,4 @@
-"""A learner's share of the workers (app/fair_share.py): a cap on a learner's unfinished runs
+"""A learner's share of the workers (app/runs/fair_share.py): a cap on a learner's unfinished runs
 that every way of starting one honours (drill API and form, case, experiment, round), counted by
 the database even when pressed twice at once; and runs handed out in turn, so one learner's
 backlog cannot hold up the others."""
@@ -11,10 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
-from app.attempts import runs_ahead
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import Attempt, AttemptStatus, CaseStage
+from app.runs.attempts import runs_ahead
 from tests.app.factories import (
     add_case_attempt,
     add_unfinished_attempt,

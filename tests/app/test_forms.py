@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.forms import MAX_FIELD_CHARS, MAX_FIELDS
+from app.web.forms import MAX_FIELD_CHARS, MAX_FIELDS
 from tests.app.factories import page_token
 
 

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from app.routes.portfolio import EXPORT_POLICY
+from app.portfolio.routes import EXPORT_POLICY
 from app.security.headers import CONTENT_SECURITY_POLICY, SecurityHeaders
 from tests.app.factories import DRILL
 

@@ -7,12 +7,12 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app.config import Settings
-from app.db import make_engine
-from app.housekeeping import CLUSTER_RESTARTED, Housekeeping, judge
-from app.leadership import FileLock, leadership_for
+from app.core.config import Settings
+from app.core.db import make_engine
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.dispatcher import WORKER_LOST
+from app.runs.housekeeping import CLUSTER_RESTARTED, Housekeeping, judge
+from app.runs.leadership import FileLock, leadership_for
 from tests.app.factories import add_unfinished_attempt
 from tests.postgres import throwaway_database
 
@@ -141,7 +141,7 @@ def test_only_the_leader_sweeps_on_sqlite(engine: Engine, database_url: str) -> 
 
 
 def test_only_the_leader_sweeps_on_postgres() -> None:
-    from app.migrate import upgrade
+    from app.core.migrate import upgrade
 
     with throwaway_database() as url:
         upgrade(url)

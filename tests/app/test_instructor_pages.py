@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import CASE_RUBRIC, CASE_RUBRIC_LEVELS, RUBRIC, RUBRIC_LEVELS, CaseReview, Role
 from tests.app.factories import (

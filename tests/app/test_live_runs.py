@@ -11,11 +11,11 @@ from fastapi import FastAPI
 from sqlmodel import Session as DatabaseSession
 from sqlmodel import col, func, select
 
-from app import evidence
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import AttemptStatus, MetricPoint
 from app.runner import dispatcher
+from app.runs import evidence
 from bench.learner import Session, follow
 from tests.conftest import PASSWORD, PREDICTION, make_user
 from tests.live import serving

@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 import pytest
 from markupsafe import Markup
 
-from app.markdown import render_markdown
+from app.web.markdown import render_markdown
 from tests.app.factories import live_markup, scan
 
 # What ordinary Markdown renders to; anything else in the output came from the learner.

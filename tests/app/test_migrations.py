@@ -14,10 +14,10 @@ from sqlalchemy import Engine, inspect
 from sqlalchemy.exc import StatementError
 from sqlmodel import Session, SQLModel
 
-from app.config import Settings
-from app.db import make_engine
+from app.core.config import Settings
+from app.core.db import make_engine
+from app.core.migrate import SchemaOutOfDate, alembic_config, downgrade, upgrade
 from app.main import create_app
-from app.migrate import SchemaOutOfDate, alembic_config, downgrade, upgrade
 from app.models import LOCAL_LEARNER_ID, Attempt
 from tests.postgres import throwaway_database
 
@@ -200,7 +200,7 @@ def test_the_naming_convention_names_every_constraint_of_the_models() -> None:
         ("fk", "fk_attempt_round_id_diagnosis_round"),
         ("ix", "ix_attempt_round_id"),
         ("ix", "ix_attempt_exercise_slug"),
-        ("ix", "ix_attempt_created_at"),  # who ran lately (app/fair_share.py)
+        ("ix", "ix_attempt_created_at"),  # who ran lately (app/runs/fair_share.py)
         ("uq", "uq_attempt_learner_id"),  # (learner_id, request_key): one run per request key
     }
     for table in TABLES:

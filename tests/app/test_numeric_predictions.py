@@ -182,7 +182,7 @@ def test_an_unknown_key_from_the_form_is_named_in_the_error(client: TestClient) 
 
 
 def test_finite_check_is_the_services_too() -> None:
-    from app.attempt_requests import AttemptRequest, InvalidAttempt, validate
+    from app.runs.attempt_requests import AttemptRequest, InvalidAttempt, validate
     from drills.core.registry import get_drill
 
     request = AttemptRequest("fits", "zero", {}, 0, numeric={"final_loss": math.nan})

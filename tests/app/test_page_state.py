@@ -76,7 +76,7 @@ def test_a_waiting_run_says_how_many_runs_are_ahead_of_it(client: TestClient) ->
 
 def test_a_run_held_back_for_its_learners_share_says_so(client: TestClient) -> None:
     """A learner whose runs had both workers for most of the last minute while another learner
-    ran: their next run is held back (app/fair_share.py), and its line says why, not "next"."""
+    ran: their next run is held back (app/runs/fair_share.py), and its line says why, not "next"."""
     engine = engine_of(client)
     me, other = learner_id(client), add_user(engine, "someone-else")
     now = utcnow()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from fastapi.testclient import TestClient
 
-from app.static_assets import IMMUTABLE
+from app.web.static_assets import IMMUTABLE
 from drills.core.registry import all_drills
 
 KB = 1000

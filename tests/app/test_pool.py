@@ -15,7 +15,7 @@ from distributed import Client
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
 
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FastAPI, TestClient]]:
     """An app with its own embedded cluster of two workers, as `make run` starts it."""
-    from app.migrate import upgrade
+    from app.core.migrate import upgrade
 
     folder = tmp_path_factory.mktemp("embedded")
     url = f"sqlite:///{folder / 'drillbook.sqlite3'}"

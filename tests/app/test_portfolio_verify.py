@@ -14,7 +14,7 @@ from anyio import BrokenWorkerProcess
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 
-import app.routes.portfolio as portfolio_routes
+import app.portfolio.routes as portfolio_routes
 from app.portfolio.signing import MAX_DEPTH, key_path, nested_deeper_than, sign, verify
 from app.portfolio.xapi import digested
 from tests.app.factories import page_token

@@ -12,10 +12,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import inspect, text
 from sqlmodel import Session
 
-from app.config import Settings
-from app.db import make_engine
+from app.core.config import Settings
+from app.core.db import make_engine
+from app.core.migrate import alembic_config, downgrade, upgrade
 from app.main import create_app
-from app.migrate import alembic_config, downgrade, upgrade
 from app.models import Attempt
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
 from tests.postgres import throwaway_database

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
 from app.models import ReviewCard, ReviewLogEntry
-from app.practice import NEW_PER_DAY
+from app.practice.service import NEW_PER_DAY
 from drills.core.registry import get_drill
 from drills.practice.items import all_items
 from tests.app.clock import MONDAY, Clock
@@ -188,7 +188,7 @@ def test_a_missed_prediction_becomes_a_review_that_comes_back_with_a_new_seed(
 
 def test_a_miss_item_is_its_learners_alone(client: TestClient, clock: Clock) -> None:
     from app.models import Attempt
-    from app.review_misses import note_drill_miss
+    from app.practice.misses import note_drill_miss
     from tests.app.factories import add_attempt
 
     engine = engine_of(client)
@@ -223,7 +223,7 @@ def test_two_ratings_at_once_count_once(
     client: TestClient, clock: Clock, monkeypatch: pytest.MonkeyPatch, reviewed_before: int
 ) -> None:
     """Both requests read the card before either writes (a barrier holds them there)."""
-    from app import practice
+    from app.practice import service as practice
     from tests.app.test_races import at_once, gated
 
     for _ in range(reviewed_before):

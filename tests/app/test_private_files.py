@@ -10,9 +10,9 @@ import pytest
 from distributed import LocalCluster
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.core.config import Settings
+from app.core.migrate import upgrade
 from app.main import create_app
-from app.migrate import upgrade
 from tests.app.factories import add_user, engine_of
 
 

@@ -5,10 +5,10 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app import evidence
-from app.attempts import cancel_attempt
 from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runner.progress_store import ProgressStore
+from app.runs import evidence
+from app.runs.attempts import cancel_attempt
 from tests.app.factories import add_unfinished_attempt
 
 RECORD = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0], [2, 0.5]]}}

@@ -19,10 +19,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, func, select
 
-from app import accounts, submissions
-from app.accounts import AccountError, create_user
+from app.accounts import service as accounts
+from app.accounts.service import AccountError, create_user
+from app.grading import routes as reviews
+from app.grading import submissions
 from app.models import Review, Role, Submission, User
-from app.routes import reviews
 from drills.core.registry import get_drill
 from tests.app.factories import (
     DRILL,

@@ -12,7 +12,7 @@ import psutil
 from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import User
 from app.security import passwords

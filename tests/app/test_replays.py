@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.models import Cohort, CohortMembership, Replay, ReplayVerdict, Role, User
-from app.replays import compare_metrics
+from app.runs.replays import compare_metrics
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
 
 SERIES = {"loss": [[0, 1.0], [1, 0.5], [2, 0.25]], "grad_norm": [[0, 2.0], [1, 1.0], [2, 0.5]]}

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.models import ReviewCard
-from app.review_return import back_in_words
+from app.practice.return_line import back_in_words
 from drills.practice.items import all_items
 from tests.app.clock import MONDAY, Clock
 from tests.app.factories import engine_of, signed_in

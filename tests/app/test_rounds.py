@@ -259,7 +259,7 @@ def test_a_run_that_came_to_nothing_gives_way_to_a_new_round(
     page = client.get(f"/practice/rounds/{round_id}").text
     assert "nothing to diagnose" in page and 'id="answer-round"' not in page
     # Its variant was never shown: it may be drawn again within the week.
-    from app import rounds
+    from app.practice import rounds
 
     with Session(engine_of(client)) as session:
         recent = rounds.recent_variants(session, learner_id=run.learner_id, today=MONDAY.date())
@@ -312,7 +312,7 @@ def test_the_link_to_run_a_setup_keeps_list_knobs_as_the_form_writes_them(
 ) -> None:
     from urllib.parse import parse_qsl, urlsplit
 
-    from app.drill_links import drill_setup_href
+    from app.catalogue.drill_links import drill_setup_href
     from drills.core.knobs import resolve_knobs
 
     drill = get_drill("lr-sweep")
@@ -400,7 +400,7 @@ def test_no_response_names_the_setup(
     """Every variant of the catalogue (a test each, so the walk spreads over the test
     processes), run for real through a round, then every response its learner can get before
     the answer searched for the variant's telltales."""
-    from app import rounds
+    from app.practice import rounds
     from drills.core.knobs import resolve_knobs
     from drills.practice.rounds import RoundDraw
 

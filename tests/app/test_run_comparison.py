@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app import evidence
 from app.models import Attempt, AttemptStatus, Role
+from app.runs import evidence
 from tests.app.factories import (
     add_attempt,
     add_case_attempt,

@@ -1,5 +1,5 @@
-"""The drill page's "Compare selected" (app/run_picks.py): a box per finished run in the list of
-attempts, a plain GET form that leads to the first ticked run's page with the others compared,
+"""The drill page's "Compare selected" (app/runs/run_picks.py): a box per finished run in the list
+of attempts, a plain GET form that leads to the first ticked run's page with the others compared,
 and a refusal that says why (too many, too few) with the ticks kept."""
 
 import re
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.run_picks import MAX_PICKED
+from app.runs.run_picks import MAX_PICKED
 from tests.app.factories import add_attempt, add_unfinished_attempt, add_user, engine_of
 from tests.app.test_run_comparison import add_points, runs_on
 from tests.conftest import log_in

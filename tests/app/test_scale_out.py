@@ -22,7 +22,7 @@ import pytest
 from distributed import Client, Security
 from sqlalchemy import text
 
-from app.db import make_engine
+from app.core.db import make_engine
 from app.runner.certificates import make_cluster_certificates, tls_files
 from bench.deployments import migrate, scheduler_arguments, web_environment, worker_arguments
 from bench.learner import Session, follow
@@ -219,7 +219,7 @@ def test_several_web_processes_share_one_external_cluster(deployment: Deployment
 
     # The web process that sent three runs is killed -9 while two run and one waits for a
     # worker: all three finish anyway, and the other process streams them. The learner's third
-    # run waits in the backlog (app/fair_share.py: a second and later unfinished run is held in
+    # run waits in the backlog (app/runs/fair_share.py: a second and later unfinished run is held in
     # the database until a worker is free), which whichever process leads sends, so it does not
     # go down with the process that stored it.
     sent = [via_one.post_json("/api/attempts", RUN | {"knobs": LONG_KNOBS}) for _ in range(3)]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from distributed import Client
 
-from app.config import Settings
+from app.core.config import Settings
 from app.runner.certificates import make_cluster_certificates, tls_files
 from app.runner.cluster import external_security
 from tests.processes import free_port, kill_group, start, stop

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import ROOT
-from app.static_assets import IMMUTABLE, REVALIDATE, StaticAssets
+from app.core.config import ROOT
+from app.web.static_assets import IMMUTABLE, REVALIDATE, StaticAssets
 
 
 def test_a_hashed_name_carries_a_digest_of_the_content(tmp_path: Path) -> None:

@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 from sqlmodel import Session as DatabaseSession
 
-from app import evidence
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import AttemptStatus
 from app.runner.events import Ended
+from app.runs import evidence
 from bench.learner import Session, StreamLog, follow
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import PASSWORD, make_user

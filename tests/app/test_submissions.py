@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, func, select
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import Attempt, Cohort, CohortMembership, Review, Role, Submission
 from tests.app.factories import (

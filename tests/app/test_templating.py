@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from app import limits
-from app.config import ROOT
+from app.core import limits
+from app.core.config import ROOT
 from app.models import (
     AttemptStatus,
     CaseStage,
@@ -14,7 +14,7 @@ from app.models import (
     Role,
     SubmissionStatus,
 )
-from app.templating import is_measurement, number, table_cell, templates
+from app.web.templating import is_measurement, number, table_cell, templates
 
 
 @pytest.mark.parametrize(

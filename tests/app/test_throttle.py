@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app.db import make_engine
+from app.core.db import make_engine
 from app.models import LoginFailure
 from app.security.throttle import PRUNE_BATCH, Limit, LoginThrottle, client_key
 

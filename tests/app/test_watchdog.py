@@ -9,7 +9,7 @@ import pytest
 from distributed import get_worker
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.runner import dispatcher
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final

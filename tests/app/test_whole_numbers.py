@@ -1,12 +1,12 @@
 """Numbers people send (form fields, query strings, keys in paths) are ASCII digits within their
 range: anything else, "²" or a 4,400-digit number (past Python's int conversion limit), gets a
-4xx naming the field, never a 500 (app/whole_numbers.py)."""
+4xx naming the field, never a 500 (app/core/whole_numbers.py)."""
 
 import pytest
 from fastapi.testclient import TestClient
 
+from app.core.whole_numbers import whole_number
 from app.models import CaseStage, Role
-from app.whole_numbers import whole_number
 from drills.practice.items import all_items
 from tests.app.clock import Clock
 from tests.app.factories import (

@@ -13,11 +13,11 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
-from app import housekeeping
-from app.config import Settings
+from app.core.config import Settings
 from app.main import create_app
 from app.models import Attempt, AttemptStatus
 from app.runner.cluster import local_cluster
+from app.runs import housekeeping
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import (
     PREDICTION,

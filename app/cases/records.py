@@ -1,0 +1,82 @@
+"""A case attempt's runs, and its reveal: scored and revealed in the transaction that ends its
+fix run, whichever process ends it (the worker storing its record, the web process's writer, the
+housekeeping), so that reading a case page never writes."""
+
+from __future__ import annotations
+
+from sqlmodel import Session, col, select
+
+from app.core.row_locks import lock_row
+from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage, utcnow
+from app.practice.misses import note_case_miss
+from drills.cases.registry import UnknownCase, get_case
+from drills.cases.scoring import Diagnosis, score_case
+
+
+def runs_of(session: Session, case_attempt_id: int) -> list[tuple[CaseRun, Attempt]]:
+    rows = session.exec(
+        select(CaseRun, Attempt)
+        .join(Attempt, col(Attempt.id) == col(CaseRun.attempt_id))
+        .where(CaseRun.case_attempt_id == case_attempt_id)
+        .order_by(col(CaseRun.id))
+    ).all()
+    return [(run, attempt) for run, attempt in rows]
+
+
+def experiments_run(session: Session, case_attempt_id: int) -> list[str]:
+    return [
+        run.experiment_key
+        for run, _ in runs_of(session, case_attempt_id)
+        if run.kind == CaseRunKind.experiment and run.experiment_key
+    ]
+
+
+def stored_diagnosis(case_attempt: CaseAttempt) -> Diagnosis | None:
+    data = case_attempt.diagnosis
+    if not data:
+        return None
+    return Diagnosis(
+        data["leading"],
+        tuple(data.get("alternatives", [])),
+        data["first_test"],
+        data["intervention"],
+        data["confirmation"],
+    )
+
+
+def reveal_after_run(session: Session, attempt: Attempt) -> None:
+    """Called with an attempt just ended (not yet committed): if it is the fix run of a case
+    attempt, score that attempt and reveal it, in the same transaction. The fix counts only if
+    it is the case's intended fix, its run ended well and the drill reads it as healthy."""
+    if attempt.case_attempt_id is None or attempt.id is None:
+        return
+    run = session.exec(select(CaseRun).where(CaseRun.attempt_id == attempt.id)).first()
+    if run is None or run.kind != CaseRunKind.fix:
+        return
+    case_attempt = lock_row(session, CaseAttempt, attempt.case_attempt_id)
+    if case_attempt is None or case_attempt.stage != CaseStage.fixing:
+        return
+    diagnosis = stored_diagnosis(case_attempt)
+    try:
+        case = get_case(case_attempt.case_key)
+    except UnknownCase:  # retired while its fix ran: reveal without a score
+        case = None
+    if case is not None and diagnosis is not None and case_attempt.named_cause is not None:
+        healed = attempt.status == "succeeded" and case.case_set.healed(
+            attempt.signature or {}, attempt.error
+        )
+        score = score_case(
+            case,
+            case_attempt.cause,
+            diagnosis,
+            experiments_run(session, case_attempt.id or 0),
+            case_attempt.named_cause,
+            healed,
+            case_attempt.budget,
+            fix_key=case_attempt.fix_key or "",
+        )
+        case_attempt.score = score.as_dict()
+    case_attempt.revealed_at = utcnow()
+    case_attempt.stage = CaseStage.revealed
+    session.add(case_attempt)
+    note_case_miss(session, case_attempt, now=utcnow())
