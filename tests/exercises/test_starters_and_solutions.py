@@ -24,6 +24,11 @@ STARTER_FAILS = {
     "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
     "evaluation-encodes-like-training": ({"same-ids", "scores-like-training"}, "pipeline-mismatch"),
     "group-leakage-honest-split": ({"users-apart", "no-near-copies"}, "both-leak"),
+    # log(softmax) on the probe and in the loop: every check, the weights NaN in both runs.
+    "nan-hunt-confident-logits": (
+        {"weights", "log-probs", "log-probs-gradient", "confident-step", "learns"},
+        "forward-op",
+    ),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -50,6 +55,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "per-token-loss": "per-token",
     "evaluation-encodes-like-training": "healthy",
     "group-leakage-honest-split": "honest",
+    "nan-hunt-confident-logits": "clean",
 }
 
 
