@@ -24,6 +24,10 @@ STARTER_FAILS = {
     "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
     "evaluation-encodes-like-training": ({"same-ids", "scores-like-training"}, "pipeline-mismatch"),
     "group-leakage-honest-split": ({"users-apart", "no-near-copies"}, "both-leak"),
+    "padding-both-masks": (
+        {"same-padded-or-alone", "loss-over-real-tokens"},
+        "pad-attended-and-counted",
+    ),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -50,6 +54,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "per-token-loss": "per-token",
     "evaluation-encodes-like-training": "healthy",
     "group-leakage-honest-split": "honest",
+    "padding-both-masks": "healthy",
 }
 
 
