@@ -39,7 +39,7 @@ class Exercise:
     # property), because the sandbox masks it (the code inside must not copy the answer).
     folder: str
     hints: tuple[str, ...]  # at least two, each more specific than the one before
-    provides: tuple[str, ...]  # the functions the learner's file must define
+    provides: tuple[str, ...]  # the functions (or a model's class) the learner's file must define
     harness: str  # module that runs the learner's code inside the sandbox
     checker: str  # module that measures the results outside (runs no learner code)
     checks: tuple[CheckSpec, ...]

@@ -30,6 +30,7 @@ def usable() -> None:
         ("evaluation-encodes-like-training", "healthy"),
         ("group-leakage-honest-split", "honest"),
         ("nan-hunt-confident-logits", "clean"),
+        ("padding-both-masks", "healthy"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

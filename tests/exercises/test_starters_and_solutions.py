@@ -29,6 +29,10 @@ STARTER_FAILS = {
         {"weights", "log-probs", "log-probs-gradient", "confident-step", "learns"},
         "forward-op",
     ),
+    "padding-both-masks": (
+        {"same-padded-or-alone", "loss-over-real-tokens"},
+        "pad-attended-and-counted",
+    ),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -56,6 +60,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "evaluation-encodes-like-training": "healthy",
     "group-leakage-honest-split": "honest",
     "nan-hunt-confident-logits": "clean",
+    "padding-both-masks": "healthy",
 }
 
 
