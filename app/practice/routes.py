@@ -125,7 +125,7 @@ def rate(
             seen_reviews=seen,
             now=now,
         )
-    except practice.InvalidReview as error:
+    except practice.InvalidRating as error:
         context = {
             "item": item,
             "seen_reviews": seen,

@@ -38,7 +38,7 @@ NEW_PER_DAY = 5
 INTRODUCED = (ReviewSource.track, ReviewSource.cohort)
 
 
-class InvalidReview(FieldErrors):
+class InvalidRating(FieldErrors):
     """Every field of a review that was wrong, by name, with what to do about it."""
 
 
@@ -141,7 +141,7 @@ def _validated(answer: str, rating: str) -> ReviewRating:
     if rating not in set(ReviewRating):
         errors["rating"] = "Say how well you recalled it: again, hard, good or easy."
     if errors:
-        raise InvalidReview.of(errors)
+        raise InvalidRating.of(errors)
     return ReviewRating(rating)
 
 

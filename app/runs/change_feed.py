@@ -25,7 +25,7 @@ from app.runs.broker import AttemptEventBroker
 
 logger = logging.getLogger(__name__)
 
-HEARTBEAT_S = 5.0
+QUIET_PROBE_S = 5.0
 # How long the listener waits for a notice before it looks whether it should stop: the most a
 # web process's shutdown waits for it. A wake-up on an idle socket costs microseconds; at 0.5 s
 # every stop of the app (each PostgreSQL test's teardown) waited ~0.45 s.
@@ -86,14 +86,14 @@ class PostgresListener:
             self.connected.set()
             quiet_since = time.monotonic()
             while not self._stopping.is_set():
-                # Short waits, so stop() is quick; a query after each quiet heartbeat interval.
+                # Short waits, so stop() is quick; a query after each quiet interval.
                 for notice in connection.notifies(timeout=STOP_CHECK_S):
                     quiet_since = time.monotonic()
                     try:
                         self._broker.publish(Change.parse(notice.payload).attempt_id)
                     except ValueError:
                         logger.warning("ignored a malformed change notice %r", notice.payload)
-                if time.monotonic() - quiet_since > HEARTBEAT_S:
+                if time.monotonic() - quiet_since > QUIET_PROBE_S:
                     connection.execute("SELECT 1")
                     quiet_since = time.monotonic()
 

@@ -1,6 +1,6 @@
 """Ending the attempts nobody else will end, from what the database and the scheduler say.
 
-Every web process runs this loop; only the leader (`app.runs.leadership`) acts, so each verdict is
+Every web process runs this loop; only the leader (`app.runs.leadership`) acts, so each ending is
 given once however many processes serve. The leader also sends the runs held back for fairness
 (`app.runs.backlog`), several times a second. It needs no memory of who sent what: an unfinished
 attempt is judged by its row (its scheduler, its worker's heartbeat, its times) and the pool.
@@ -39,30 +39,30 @@ REPLAY_LOST = "No worker reported this replay's result; the server that sent it 
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Ending:
     status: AttemptStatus
     reason: str
     restart_worker: str | None = None  # the worker to replace (stuck inside one op)
 
 
-def judge(
+def ending_for(
     attempt: Attempt,
     *,
     now: datetime,
     scheduler_id: str | None,
     no_worker_for_s: float,
     settings: Settings,
-) -> Verdict | None:
+) -> Ending | None:
     """How an unfinished attempt ends now, or None while it may still finish by itself."""
     # A held run was sent nowhere yet: no restart lost it; it goes to whichever scheduler is up.
     if scheduler_id is not None and not attempt.held and attempt.scheduler_id != scheduler_id:
-        return Verdict(AttemptStatus.failed, CLUSTER_RESTARTED)
+        return Ending(AttemptStatus.failed, CLUSTER_RESTARTED)
     created = as_utc(attempt.created_at)
     if attempt.status == AttemptStatus.running:
         started = as_utc(attempt.started_at) if attempt.started_at is not None else created
         limit = settings.time_limit_s
         if now - started > timedelta(seconds=limit + settings.watchdog_grace_s):
-            return Verdict(
+            return Ending(
                 AttemptStatus.timed_out,
                 f"Stopped by the watchdog: the run kept going past its {limit:g} s time limit.",
                 restart_worker=attempt.worker,
@@ -70,26 +70,26 @@ def judge(
         beat = as_utc(attempt.heartbeat_at) if attempt.heartbeat_at is not None else started
         if now - beat > timedelta(seconds=settings.heartbeat_timeout_s):
             if attempt.cancel_requested_at is not None:
-                return Verdict(AttemptStatus.cancelled, "Cancelled; its worker stopped answering.")
-            return Verdict(AttemptStatus.failed, WORKER_LOST)
+                return Ending(AttemptStatus.cancelled, "Cancelled; its worker stopped answering.")
+            return Ending(AttemptStatus.failed, WORKER_LOST)
         return None
     grace = settings.no_worker_grace_s
     if no_worker_for_s > grace:
-        return Verdict(
+        return Ending(
             AttemptStatus.failed,
             f"No worker has been available for over {grace:g} s, so nothing could run this "
             "attempt; is the cluster running any workers?",
         )
     queue_limit = settings.queue_timeout_s
     if now - created > timedelta(seconds=queue_limit) and attempt.held:
-        return Verdict(
+        return Ending(
             AttemptStatus.failed,
             f"No worker started this run within {queue_limit:g} s: it was held back while other "
             "runs went first (its learner's earlier runs, or other learners' while its learner "
             "had had more than their share of the workers).",
         )
     if now - created > timedelta(seconds=queue_limit):
-        return Verdict(
+        return Ending(
             AttemptStatus.failed,
             f"No worker started this run within {queue_limit:g} s; the pool was busy the whole "
             "time.",
@@ -155,10 +155,10 @@ class Housekeeping:
             return release(session, self._runner, self._settings, utcnow())
 
     def sweep(self) -> list[int]:
-        """End every attempt whose verdict is in; returns their ids."""
+        """End every attempt whose ending is in; returns their ids."""
         try:
             scheduler_id: str | None = self._runner.scheduler_id
-        except Exception:  # no scheduler reachable: judge nothing by it
+        except Exception:  # no scheduler reachable: end nothing by it
             scheduler_id = None
         now, no_worker_for_s = utcnow(), self._runner.no_worker_for()
         with Session(self._engine) as session:
@@ -168,11 +168,11 @@ class Housekeeping:
                 )
             ).all()
             verdicts = {
-                attempt.id: verdict
+                attempt.id: ending
                 for attempt in unfinished
                 if attempt.id is not None
                 and (
-                    verdict := judge(
+                    ending := ending_for(
                         attempt,
                         now=now,
                         scheduler_id=scheduler_id,
@@ -185,19 +185,19 @@ class Housekeeping:
         self._end_lost_replays(now)
         return ended
 
-    def _end(self, attempt_id: int, verdict: Verdict) -> bool:
+    def _end(self, attempt_id: int, ending: Ending) -> bool:
         with Session(self._engine) as session:
             attempt = evidence.lock_attempt(session, attempt_id)
             if attempt is None or attempt.final:
                 return False  # it finished meanwhile
             evidence.end_without_record(
-                session, attempt=attempt, status=verdict.status, error=verdict.reason
+                session, attempt=attempt, status=ending.status, error=ending.reason
             )
             announce(session, Change(attempt_id, 0))
             session.commit()
-        logger.warning("attempt %s ended %s: %s", attempt_id, verdict.status, verdict.reason)
-        if verdict.restart_worker:
-            self._runner.restart_worker(verdict.restart_worker)
+        logger.warning("attempt %s ended %s: %s", attempt_id, ending.status, ending.reason)
+        if ending.restart_worker:
+            self._runner.restart_worker(ending.restart_worker)
         self._on_ended(attempt_id)
         return True
 

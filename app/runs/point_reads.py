@@ -22,7 +22,7 @@ from sqlmodel import col
 from app.models import MetricPoint
 
 # (metric, step, value): a row's slice, or a list from SQLite's JSON; both unpack and encode alike.
-Point = tuple[str, int, float | None]
+PointRow = tuple[str, int, float | None]
 
 # The attempt's points after :cursor, as (highest id, JSON text); both NULL when there are none.
 # group_concat keeps the order of the subquery it reads (an aggregate over an ordered subquery is
@@ -58,7 +58,7 @@ _POINTS_AFTER = (
 
 @dataclass(frozen=True)
 class PointsAfter:
-    points: list[Point]  # in id order
+    points: list[PointRow]  # in id order
     cursor: int  # the highest id among them (the cursor read after, when there are none)
 
 
@@ -74,7 +74,7 @@ def from_rows(rows: list[Any], cursor: int) -> PointsAfter:
     if not rows:
         return PointsAfter([], cursor)
     # A slice of a row is a plain tuple: no unpacking and repacking of every point.
-    return PointsAfter(cast(list[Point], [row[-3:] for row in rows]), int(rows[-1][-4]))
+    return PointsAfter(cast(list[PointRow], [row[-3:] for row in rows]), int(rows[-1][-4]))
 
 
 def points_after(connection: Connection, *, attempt_id: int, cursor: int = 0) -> PointsAfter:

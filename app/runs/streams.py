@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runs import point_reads
 from app.runs.broker import AttemptEventBroker
-from app.runs.point_reads import Point
+from app.runs.point_reads import PointRow
 
 # A stream looks at the database at least this often even without a wake-up: the backstop for
 # one lost while a change feed reconnects. Cheap: one indexed query per open stream.
@@ -35,7 +35,7 @@ LOOK_ANYWAY_S = 2.0
 @dataclass(frozen=True)
 class Snapshot:
     status: str
-    points: list[Point]  # in id order
+    points: list[PointRow]  # in id order
     cursor: int  # the highest id among the points (the cursor read after, when there are none)
 
     @property
@@ -99,7 +99,7 @@ def encode_event(event: str, data: bytes, event_id: int | None = None) -> bytes:
     return b"%sevent: %s\r\ndata: %s\r\n\r\n" % (head, event.encode(), data)
 
 
-def points_event(points: list[Point], cursor: int) -> bytes:
+def points_event(points: list[PointRow], cursor: int) -> bytes:
     """[[metric, step, value], ...], under the stream's cursor as its id."""
     # pydantic-core's encoder (FastAPI's own dependency) writes the same JSON, with floats that
     # read back exactly, about seven times faster than json.dumps: a run's 600 points cost
@@ -138,7 +138,7 @@ def event_stream(
     return EventSourceResponse(events, ping=15)
 
 
-def renamed(points: list[Point], rename: Rename) -> list[Any]:
+def renamed(points: list[PointRow], rename: Rename) -> list[Any]:
     """The points a viewer may see, under the names it shows them by (None: not shown)."""
     shown = []
     for name, step, value in points:

@@ -2,8 +2,9 @@
 
 A form is checked whole: every check runs and every field that failed is reported at once, so
 the page can show each message beside its field (templates/macros/fields.html). The services'
-own errors (InvalidAttempt, AccountError, InvalidSubmission, InvalidReview, InvalidCaseInput)
-are FieldErrors; `field` and `message` are the first problem, in the order of the form.
+own errors (InvalidAttempt, AccountError, InvalidSubmission, InvalidReview, InvalidRating,
+InvalidCaseInput) are FieldErrors; `field` and `message` are the first problem, in the order of
+the form.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from app.main import create_app
 from app.models import Attempt, AttemptStatus, as_utc
 from app.runs.backlog import next_to_send, send
 from app.runs.fair_share import held_at_start, shares
-from app.runs.housekeeping import judge
+from app.runs.housekeeping import ending_for
 from tests.app.factories import add_user, engine_of, signed_in
 from tests.conftest import log_in, wait_until_final
 
@@ -154,11 +154,11 @@ def test_a_held_run_is_not_lost_to_a_restart_and_says_why_when_it_waited_too_lon
         scheduler_id=None,
         created_at=NOW - timedelta(seconds=10),
     )
-    verdict = judge(held, now=NOW, scheduler_id="new", no_worker_for_s=0, settings=SETTINGS)
-    assert verdict is None
+    ending = ending_for(held, now=NOW, scheduler_id="new", no_worker_for_s=0, settings=SETTINGS)
+    assert ending is None
     held.created_at = NOW - timedelta(seconds=601)
-    verdict = judge(held, now=NOW, scheduler_id="new", no_worker_for_s=0, settings=SETTINGS)
-    assert verdict is not None and "more than their share" in verdict.reason
+    ending = ending_for(held, now=NOW, scheduler_id="new", no_worker_for_s=0, settings=SETTINGS)
+    assert ending is not None and "more than their share" in ending.reason
 
 
 class SendsRecorded:

@@ -1,5 +1,5 @@
 """The housekeeping: each unfinished attempt judged from its row and the pool, by one web process
-at a time (the leader), so every verdict is given once."""
+at a time (the leader), so every ending is decided once."""
 
 from datetime import datetime, timedelta
 from typing import Any
@@ -11,7 +11,7 @@ from app.core.config import Settings
 from app.core.db import make_engine
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.dispatcher import WORKER_LOST
-from app.runs.housekeeping import CLUSTER_RESTARTED, Housekeeping, judge
+from app.runs.housekeeping import CLUSTER_RESTARTED, Housekeeping, ending_for
 from app.runs.leadership import FileLock, leadership_for
 from tests.app.factories import add_unfinished_attempt
 from tests.postgres import throwaway_database
@@ -48,51 +48,53 @@ def attempt(status: AttemptStatus = AttemptStatus.running, **times: Any) -> Atte
     )
 
 
-def verdict_of(row: Attempt, *, scheduler: str | None = "scheduler-1", empty_for: float = 0) -> Any:
-    return judge(row, now=NOW, scheduler_id=scheduler, no_worker_for_s=empty_for, settings=SETTINGS)
+def ending_of(row: Attempt, *, scheduler: str | None = "scheduler-1", empty_for: float = 0) -> Any:
+    return ending_for(
+        row, now=NOW, scheduler_id=scheduler, no_worker_for_s=empty_for, settings=SETTINGS
+    )
 
 
 def test_a_healthy_run_and_a_fresh_queue_entry_are_left_alone() -> None:
-    assert verdict_of(attempt()) is None
-    assert verdict_of(attempt(AttemptStatus.queued)) is None
+    assert ending_of(attempt()) is None
+    assert ending_of(attempt(AttemptStatus.queued)) is None
     # The scheduler cannot be asked right now: nothing is judged by it.
-    assert verdict_of(attempt(scheduler_id="scheduler-0"), scheduler=None) is None
+    assert ending_of(attempt(scheduler_id="scheduler-0"), scheduler=None) is None
 
 
 def test_an_attempt_of_another_scheduler_was_lost_with_it() -> None:
     for status in (AttemptStatus.queued, AttemptStatus.running):
-        verdict = verdict_of(attempt(status, scheduler_id="scheduler-0"))
-        assert (verdict.status, verdict.reason) == (AttemptStatus.failed, CLUSTER_RESTARTED)
-    assert verdict_of(attempt(scheduler_id=None)).reason == CLUSTER_RESTARTED
+        ending = ending_of(attempt(status, scheduler_id="scheduler-0"))
+        assert (ending.status, ending.reason) == (AttemptStatus.failed, CLUSTER_RESTARTED)
+    assert ending_of(attempt(scheduler_id=None)).reason == CLUSTER_RESTARTED
 
 
 def test_a_silent_worker_is_a_lost_one_and_a_cancelled_run_stays_cancelled() -> None:
     silent = attempt(heartbeat_at=NOW - timedelta(seconds=21))
-    assert (verdict_of(silent).status, verdict_of(silent).reason) == (
+    assert (ending_of(silent).status, ending_of(silent).reason) == (
         AttemptStatus.failed,
         WORKER_LOST,
     )
-    assert verdict_of(attempt(heartbeat_at=NOW - timedelta(seconds=19))) is None
+    assert ending_of(attempt(heartbeat_at=NOW - timedelta(seconds=19))) is None
     asked = attempt(heartbeat_at=NOW - timedelta(seconds=21), cancel_requested_at=NOW)
-    assert verdict_of(asked).status == AttemptStatus.cancelled
+    assert ending_of(asked).status == AttemptStatus.cancelled
 
 
 def test_a_run_past_its_time_limit_is_stopped_and_its_worker_replaced() -> None:
-    verdict = verdict_of(attempt(started_at=NOW - timedelta(seconds=66)))
-    assert verdict.status == AttemptStatus.timed_out and "60 s" in verdict.reason
-    assert verdict.restart_worker == "tls://worker-1"
-    assert verdict_of(attempt(started_at=NOW - timedelta(seconds=64))) is None
+    ending = ending_of(attempt(started_at=NOW - timedelta(seconds=66)))
+    assert ending.status == AttemptStatus.timed_out and "60 s" in ending.reason
+    assert ending.restart_worker == "tls://worker-1"
+    assert ending_of(attempt(started_at=NOW - timedelta(seconds=64))) is None
 
 
 def test_a_queue_entry_ends_when_no_worker_can_take_it() -> None:
     old = attempt(AttemptStatus.queued, created_at=NOW - timedelta(seconds=601))
-    assert "within 600 s" in verdict_of(old).reason
+    assert "within 600 s" in ending_of(old).reason
     assert (
         "No worker has been available"
-        in verdict_of(attempt(AttemptStatus.queued), empty_for=31).reason
+        in ending_of(attempt(AttemptStatus.queued), empty_for=31).reason
     )
     # A running attempt is not judged by the pool: its heartbeat says whether it lives.
-    assert verdict_of(attempt(), empty_for=31) is None
+    assert ending_of(attempt(), empty_for=31) is None
 
 
 class FakeRunner:
