@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.middleware.sessions import SessionMiddleware
 
+from app import features
 from app.accounts import admin_routes as admin
 from app.accounts import cohort_routes as cohorts
 from app.accounts import routes as auth
@@ -63,6 +64,7 @@ RESTART_REASON = "The server restarted while this replay was queued; run it agai
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    features.install()  # what cases, review and exercises do when a run ends (app/runs/lifecycle)
     private_directory(settings.data_dir)
     if settings.sqlite_path is not None:
         private_database(settings.sqlite_path)

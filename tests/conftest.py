@@ -19,6 +19,7 @@ from pwdlib.hashers.argon2 import Argon2Hasher
 from sqlalchemy import Engine
 from sqlmodel import Session
 
+from app import features
 from app.accounts.service import create_user
 from app.core.config import Settings
 from app.core.db import make_engine
@@ -28,6 +29,10 @@ from app.models import Attempt, Replay, Role, User
 from app.runner.cluster import local_cluster
 from app.security import passwords
 from tests.postgres import database_name, throwaway_database
+
+# Tests that end runs without an app (a writer or housekeeping of their own) get the features'
+# hooks too, as every process that ends runs does.
+features.install()
 
 # The embedded clusters that tests start through their settings (the pool, load and shutdown
 # tests, the servers they run as subprocesses) start no sandbox spawner with their workers:

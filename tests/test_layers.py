@@ -98,13 +98,16 @@ def test_core_and_drill_descriptions_import_no_torch_at_module_level() -> None:
 # replays, the broker, attempts, ...) depend on the runner, never the other way round.
 RUNNER_MAY_IMPORT = {"app.core.config", "app.models"}
 # One exception, on the worker's side: the progress store is what a worker runs to store its own
-# run, so it uses the evidence functions, the change channel and the engine factory. Nothing on
-# the web process's side of the runner imports it (worker_task does, inside the task).
+# run, so it uses the run's lifecycle, the evidence functions, the change channel, the engine
+# factory and the features' hooks (app/features.py). Nothing on the web process's side of the
+# runner imports it (worker_task does, inside the task).
 WORKER_SIDE_MAY_IMPORT = {
     "app/runner/progress_store.py": {
+        "app",
         "app.runs",
         "app.runs.evidence",
         "app.runs.attempt_changes",
+        "app.runs.lifecycle",
         "app.core.db",
     },
 }
@@ -163,3 +166,23 @@ def test_route_handlers_leave_database_work_to_the_services() -> None:
             ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} session.{node.func.attr}")
     assert offenders == []
+
+
+# What ends a run (app/runs/lifecycle.py and the four places that call it) knows no feature: cases,
+# review and exercises react through the hooks app/features.py registers.
+RUN_ENDING_PATH = [
+    "app/runs/lifecycle.py",
+    "app/runs/evidence.py",
+    "app/runs/evidence_writer.py",
+    "app/runs/housekeeping.py",
+    "app/runner/progress_store.py",
+]
+FEATURES = ("app.cases", "app.practice", "app.exercises", "app.grading", "app.portfolio")
+
+
+def test_the_run_ending_path_imports_no_feature() -> None:
+    offenders = {
+        path: sorted(name for name in imported_modules(ROOT / path) if name.startswith(FEATURES))
+        for path in RUN_ENDING_PATH
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}

@@ -18,10 +18,11 @@ from sqlalchemy import CursorResult, Engine, update
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlmodel import Session, col, select
 
+from app import features
 from app.core.db import make_engine
 from app.models import Attempt, AttemptStatus, utcnow
 from app.runner.events import Point
-from app.runs import evidence
+from app.runs import evidence, lifecycle
 from app.runs.attempt_changes import Change, announce
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class ProgressStore:
     def __init__(self, database_url: str, attempt_id: int) -> None:
         self._engine = engine_for(database_url)
         self._attempt_id = attempt_id
+        features.install()  # a worker ends its own runs: the features' hooks come with it
         self.cancel_requested = threading.Event()
 
     def claim(self, worker: str) -> bool:
@@ -164,11 +166,10 @@ class ProgressStore:
 
         def write() -> bool:
             with Session(self._engine) as session:
-                attempt = evidence.lock_attempt(session, self._attempt_id)
-                if attempt is None or attempt.final:
+                attempt = lifecycle.lock_unended(session, self._attempt_id)
+                if attempt is None:
                     return False
-                evidence.finish_from_record(session, attempt=attempt, record=record)
-                announce(session, Change(self._attempt_id, 0))
+                lifecycle.end_run(session, attempt, record=record)
                 session.commit()
                 return True
 

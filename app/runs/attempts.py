@@ -19,7 +19,7 @@ from sqlmodel import Session, col, func, select
 from app.core.row_locks import lock_row
 from app.models import Attempt, AttemptStatus, User, utcnow
 from app.runner.dispatcher import AttemptRunner
-from app.runs import evidence
+from app.runs import evidence, lifecycle
 from app.runs.attempt_changes import Change, announce
 from app.runs.attempt_requests import AttemptRequest, InvalidAttempt, ValidAttempt, validate
 from app.runs.fair_share import priority_of, sent_to, take_turn
@@ -179,13 +179,14 @@ def cancel_attempt(session: Session, *, attempt_id: int) -> Attempt:
         status = attempt.status if attempt else "gone"
         raise AlreadyEnded(f"attempt {attempt_id} has already ended ({status}); nothing to cancel")
     if attempt.status == AttemptStatus.queued:
-        evidence.end_without_record(
-            session, attempt=attempt, status=AttemptStatus.cancelled, error=CANCELLED_IN_QUEUE
+        lifecycle.end_run(
+            session, attempt, status=AttemptStatus.cancelled, error=CANCELLED_IN_QUEUE
         )
-    elif attempt.cancel_requested_at is None:
-        attempt.cancel_requested_at = utcnow()
-        session.add(attempt)
-    announce(session, Change(attempt_id, 0))
+    else:
+        if attempt.cancel_requested_at is None:
+            attempt.cancel_requested_at = utcnow()
+            session.add(attempt)
+        announce(session, Change(attempt_id, 0))
     session.commit()
     session.refresh(attempt)
     return attempt

@@ -12,11 +12,8 @@ from typing import Any
 from sqlalchemy import insert, text
 from sqlmodel import Session, col, delete, select
 
-from app.cases.records import reveal_after_run
 from app.core.row_locks import lock_row
-from app.exercises.judgements import keep_judgement
 from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, drill_page_runs, utcnow
-from app.practice.misses import note_drill_miss
 from app.runner.events import Point
 from app.runs import point_reads
 from drills.core.contract import score_numeric_predictions
@@ -99,7 +96,8 @@ def mark_running(session: Session, *, attempt: Attempt, worker: str) -> bool:
 
 
 def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, Any]) -> None:
-    """Store the worker's final record; its metric series replaces the points streamed so far."""
+    """Store the worker's final record; its metric series replaces the points streamed so far.
+    Only app.runs.lifecycle.end_run calls it: a run ends there, with every feature's hook."""
     assert attempt.id is not None
     attempt.status = AttemptStatus.of_run(record.get("status", ""))
     attempt.error = record.get("error")
@@ -115,11 +113,6 @@ def finish_from_record(session: Session, *, attempt: Attempt, record: dict[str, 
     attempt.started_at = attempt.started_at or attempt.finished_at
     _store_final_series(session, attempt=attempt, metrics=record.get("metrics") or {})
     session.add(attempt)
-    if attempt.exercise_slug is not None:
-        keep_judgement(session, attempt=attempt, judgement=record.get("exercise") or {})
-    reveal_after_run(session, attempt)
-    # In this transaction, whichever process ends the run: a miss is never lost.
-    note_drill_miss(session, attempt, now=utcnow())
 
 
 def _numeric_scores(attempt: Attempt) -> dict[str, bool | None] | None:
@@ -167,14 +160,14 @@ def _store_final_series(
 def end_without_record(
     session: Session, *, attempt: Attempt, status: AttemptStatus, error: str
 ) -> bool:
-    """End an attempt the worker could not finish (lost worker, watchdog, restart)."""
+    """End an attempt the worker could not finish (lost worker, watchdog, restart). Only
+    app.runs.lifecycle.end_run calls it."""
     if attempt.final:
         return False
     attempt.status = status
     attempt.error = error
     attempt.finished_at = utcnow()
     session.add(attempt)
-    reveal_after_run(session, attempt)
     return True
 
 

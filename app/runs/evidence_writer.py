@@ -18,8 +18,7 @@ from sqlmodel import Session
 
 from app.models import AttemptStatus, Replay
 from app.runner.events import Ended, Finished, ReplayDone, RunEvent
-from app.runs import evidence, replays
-from app.runs.attempt_changes import Change, announce
+from app.runs import evidence, lifecycle, replays
 from app.runs.broker import AttemptEventBroker
 
 logger = logging.getLogger(__name__)
@@ -125,12 +124,9 @@ class EvidenceWriter:
                 if attempt is None or attempt.final:
                     return
             if isinstance(message, Finished):
-                evidence.finish_from_record(session, attempt=attempt, record=message.record)
+                lifecycle.end_run(session, attempt, record=message.record)
             else:
-                evidence.end_without_record(
-                    session, attempt=attempt, status=message.status, error=message.error
-                )
-            announce(session, Change(message.attempt_id, 0))
+                lifecycle.end_run(session, attempt, status=message.status, error=message.error)
             session.commit()
         self._broker.publish(message.attempt_id)
 

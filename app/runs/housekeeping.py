@@ -20,8 +20,7 @@ from sqlmodel import Session, col, select
 from app.core.config import Settings
 from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, as_utc, utcnow
 from app.runner.dispatcher import WORKER_LOST, AttemptRunner
-from app.runs import evidence, replays
-from app.runs.attempt_changes import Change, announce
+from app.runs import lifecycle, replays
 from app.runs.backlog import release
 from app.runs.leadership import Leadership
 
@@ -187,13 +186,10 @@ class Housekeeping:
 
     def _end(self, attempt_id: int, ending: Ending) -> bool:
         with Session(self._engine) as session:
-            attempt = evidence.lock_attempt(session, attempt_id)
-            if attempt is None or attempt.final:
+            attempt = lifecycle.lock_unended(session, attempt_id)
+            if attempt is None:
                 return False  # it finished meanwhile
-            evidence.end_without_record(
-                session, attempt=attempt, status=ending.status, error=ending.reason
-            )
-            announce(session, Change(attempt_id, 0))
+            lifecycle.end_run(session, attempt, status=ending.status, error=ending.reason)
             session.commit()
         logger.warning("attempt %s ended %s: %s", attempt_id, ending.status, ending.reason)
         if ending.restart_worker:
