@@ -24,6 +24,7 @@ STARTER_FAILS = {
     "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
     "evaluation-encodes-like-training": ({"same-ids", "scores-like-training"}, "pipeline-mismatch"),
     "group-leakage-honest-split": ({"users-apart", "no-near-copies"}, "both-leak"),
+    "loss-spikes-wrong-labels": ({"wrong-labels-out", "no-recurring-spike", "learns"}, "bad-batch"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -50,6 +51,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "per-token-loss": "per-token",
     "evaluation-encodes-like-training": "healthy",
     "group-leakage-honest-split": "honest",
+    "loss-spikes-wrong-labels": "clean",
 }
 
 
