@@ -36,6 +36,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("group-leakage", "group-leakage-honest-split", "fix"),
         ("nan-hunt", "nan-hunt-confident-logits", "fix"),
         ("padding-masks", "padding-both-masks", "fix"),
+        ("loss-spikes", "loss-spikes-wrong-labels", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -95,6 +96,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "group-leakage-honest-split": ("split by", "group", "near", "cop", "both sides", "leak"),
         "nan-hunt-confident-logits": ("log_softmax", "logsumexp", "underflow", "log(0)", "round"),
         "padding-both-masks": ("mask", "inf", "ignore", "key", "softmax", "count", "attends to"),
+        "loss-spikes-wrong-labels": ("label", "wrong", "corrupt", "left out", "leave out", "drop"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

@@ -31,6 +31,7 @@ def usable() -> None:
         ("group-leakage-honest-split", "honest"),
         ("nan-hunt-confident-logits", "clean"),
         ("padding-both-masks", "healthy"),
+        ("loss-spikes-wrong-labels", "clean"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

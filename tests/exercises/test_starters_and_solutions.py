@@ -33,6 +33,7 @@ STARTER_FAILS = {
         {"same-padded-or-alone", "loss-over-real-tokens"},
         "pad-attended-and-counted",
     ),
+    "loss-spikes-wrong-labels": ({"wrong-labels-out", "no-recurring-spike", "learns"}, "bad-batch"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -61,6 +62,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "group-leakage-honest-split": "honest",
     "nan-hunt-confident-logits": "clean",
     "padding-both-masks": "healthy",
+    "loss-spikes-wrong-labels": "clean",
 }
 
 

@@ -1,0 +1,1 @@
+"""Code exercises of "Loss spikes": one folder each, found by drills.exercises.registry."""
