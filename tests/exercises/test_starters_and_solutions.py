@@ -24,6 +24,8 @@ STARTER_FAILS = {
     "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
     "evaluation-encodes-like-training": ({"same-ids", "scores-like-training"}, "pipeline-mismatch"),
     "group-leakage-honest-split": ({"users-apart", "no-near-copies"}, "both-leak"),
+    # The rate of 1.0 blows up on both hidden runs: the weights come back NaN.
+    "lr-sweep-choose-rate": ({"weights", "stable-rate", "trains"}, "too-aggressive"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -50,6 +52,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "per-token-loss": "per-token",
     "evaluation-encodes-like-training": "healthy",
     "group-leakage-honest-split": "honest",
+    "lr-sweep-choose-rate": "bracketed",
 }
 
 
