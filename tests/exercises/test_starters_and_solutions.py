@@ -34,6 +34,8 @@ STARTER_FAILS = {
         "pad-attended-and-counted",
     ),
     "loss-spikes-wrong-labels": ({"wrong-labels-out", "no-recurring-spike", "learns"}, "bad-batch"),
+    # The rate of 1.0 blows up on both hidden runs: the weights come back NaN.
+    "lr-sweep-choose-rate": ({"weights", "stable-rate", "trains"}, "too-aggressive"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -63,6 +65,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "nan-hunt-confident-logits": "clean",
     "padding-both-masks": "healthy",
     "loss-spikes-wrong-labels": "clean",
+    "lr-sweep-choose-rate": "bracketed",
 }
 
 
