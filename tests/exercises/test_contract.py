@@ -34,6 +34,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("eval-pipeline-mismatch", "evaluation-encodes-like-training", "fix"),
         ("batch-noise", "batch-noise-spike", "write"),
         ("group-leakage", "group-leakage-honest-split", "fix"),
+        ("init-check", "init-check-sound-start", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -88,6 +89,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "evaluation-encodes-like-training": ("<bos>", "start token", "lower", "twice", "unk"),
         "batch-noise-spike": ("topk", "sort", "hardest", "largest", "distinct", "sqrt"),
         "group-leakage-honest-split": ("split by", "group", "near", "cop", "both sides", "leak"),
+        "init-check-sound-start": ("fan", "kaiming", "sqrt", "std", "variance", "output layer"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

@@ -29,6 +29,7 @@ def usable() -> None:
         ("per-token-loss", "per-token"),
         ("evaluation-encodes-like-training", "healthy"),
         ("group-leakage-honest-split", "honest"),
+        ("init-check-sound-start", "healthy"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

@@ -24,6 +24,9 @@ STARTER_FAILS = {
     "per-token-loss": ({"weights", "per-token-step", "trains-to-floor"}, "token-sum"),
     "evaluation-encodes-like-training": ({"same-ids", "scores-like-training"}, "pipeline-mismatch"),
     "group-leakage-honest-split": ({"users-apart", "no-near-copies"}, "both-leak"),
+    # Logits in the hundreds: the loss starts at hundreds of times ln(C) and ends near chance
+    # or NaN; the gradients still reach every layer and no unit is dead.
+    "init-check-sound-start": ({"first-loss", "activations", "learns"}, "too-large"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -50,6 +53,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "per-token-loss": "per-token",
     "evaluation-encodes-like-training": "healthy",
     "group-leakage-honest-split": "honest",
+    "init-check-sound-start": "healthy",
 }
 
 
