@@ -38,6 +38,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("padding-masks", "padding-both-masks", "fix"),
         ("loss-spikes", "loss-spikes-wrong-labels", "fix"),
         ("lr-sweep", "lr-sweep-choose-rate", "fix"),
+        ("init-check", "init-check-sound-start", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -99,6 +100,7 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "padding-both-masks": ("mask", "inf", "ignore", "key", "softmax", "count", "attends to"),
         "loss-spikes-wrong-labels": ("label", "wrong", "corrupt", "left out", "leave out", "drop"),
         "lr-sweep-choose-rate": ("sweep", "too large", "same weights", "deepcopy", "clip", "1.5"),
+        "init-check-sound-start": ("fan", "kaiming", "sqrt", "std", "variance", "output layer"),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

@@ -33,6 +33,7 @@ def usable() -> None:
         ("padding-both-masks", "healthy"),
         ("loss-spikes-wrong-labels", "clean"),
         ("lr-sweep-choose-rate", "bracketed"),
+        ("init-check-sound-start", "healthy"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

@@ -36,6 +36,9 @@ STARTER_FAILS = {
     "loss-spikes-wrong-labels": ({"wrong-labels-out", "no-recurring-spike", "learns"}, "bad-batch"),
     # The rate of 1.0 blows up on both hidden runs: the weights come back NaN.
     "lr-sweep-choose-rate": ({"weights", "stable-rate", "trains"}, "too-aggressive"),
+    # Logits in the hundreds: the loss starts at hundreds of times ln(C) and ends near chance
+    # or NaN; the gradients still reach every layer and no unit is dead.
+    "init-check-sound-start": ({"first-loss", "activations", "learns"}, "too-large"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -66,6 +69,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "padding-both-masks": "healthy",
     "loss-spikes-wrong-labels": "clean",
     "lr-sweep-choose-rate": "bracketed",
+    "init-check-sound-start": "healthy",
 }
 
 

@@ -1,0 +1,1 @@
+"""Code exercises of "Check the initialisation": one folder each, found by the registry."""
