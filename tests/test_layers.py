@@ -186,3 +186,19 @@ def test_the_run_ending_path_imports_no_feature() -> None:
         for path in RUN_ENDING_PATH
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_every_run_is_made_by_the_lifecycle() -> None:
+    """One constructor: `Attempt(...)` appears only in app/runs/lifecycle.py's new_run, so each
+    run gets its queue turn, its scheduler or hold, and its replay command the same way."""
+    makers = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "Attempt"
+            ):
+                makers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert [maker for maker in makers if not maker.startswith("app/runs/lifecycle.py:")] == []
+    assert makers, "new_run makes them"

@@ -27,12 +27,12 @@ from app.models import (
     utcnow,
 )
 from app.runner.dispatcher import AttemptRunner
+from app.runs import lifecycle
 from app.runs.attempts import dispatch
-from app.runs.fair_share import sent_to, take_turn
+from app.runs.fair_share import take_turn
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, knobs_for
 from drills.cases.registry import get_case
-from drills.core.command import replay_command
 
 
 class CaseRefused(ValueError):
@@ -116,23 +116,16 @@ def _start_run(
 ) -> Attempt:
     """Store the run and its link in one transaction, then dispatch it. `turn`: the run's
     queue turn if the caller took it already (app/runs/fair_share.py)."""
-    if turn is None:
-        turn = take_turn(session, learner_id=case_attempt.learner_id, limit=runner.runs_per_learner)
-    drill = case.case_set.drill_object
-    attempt = Attempt(
+    attempt = lifecycle.new_run(
+        session,
+        runner,
         learner_id=case_attempt.learner_id,
-        drill_slug=drill.slug,
-        drill_version=drill.version,
-        hypothesis="",
-        prediction_text="",
-        knobs=dict(knobs),
+        drill=case.case_set.drill_object,
+        knobs=knobs,
         seed=case_attempt.seed,
-        command=replay_command(drill.slug, dict(knobs), case_attempt.seed),
-        scheduler_id=sent_to(session, runner, learner_id=case_attempt.learner_id, turn=turn),
+        turn=turn,
         case_attempt_id=case_attempt.id,
-        queue_turn=turn,
     )
-    session.add(attempt)
     session.flush()
     assert attempt.id is not None and case_attempt.id is not None
     session.add(

@@ -18,8 +18,9 @@ from app.core.row_locks import lock_row
 from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseRun
 from app.models import Attempt, utcnow
 from app.runner.dispatcher import AttemptRunner
+from app.runs import lifecycle
 from app.runs.attempts import not_dispatched
-from app.runs.fair_share import priority_of, sent_to, take_turn
+from app.runs.fair_share import priority_of, take_turn
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
 from drills.exercises.record import exercise_command
@@ -81,19 +82,18 @@ def start_run(
     # The server draws the seed: the hidden seeds the judge trains on derive from it.
     seed = secrets.randbelow(MAX_SEED + 1)
     help_taken = help_of(session, learner_id=learner_id, exercise=exercise)
-    attempt = Attempt(
+    attempt = lifecycle.new_run(
+        session,
+        runner,
         learner_id=learner_id,
-        drill_slug=drill.slug,
-        drill_version=drill.version,
-        hypothesis=NO_HYPOTHESIS,
-        prediction_text="",
+        drill=drill,
+        knobs={},
         seed=seed,
+        turn=turn,
         command=exercise_command(exercise.slug, seed),
-        scheduler_id=sent_to(session, runner, learner_id=learner_id, turn=turn),
-        queue_turn=turn,
+        hypothesis=NO_HYPOTHESIS,
         exercise_slug=exercise.slug,
     )
-    session.add(attempt)
     session.flush()
     assert attempt.id is not None
     session.add(

@@ -19,10 +19,10 @@ from sqlmodel import Session, col, func, select
 from app.cases.forms import parse_diagnosis
 from app.models import Attempt, AttemptStatus, DiagnosisRound
 from app.runner.dispatcher import AttemptRunner
+from app.runs import lifecycle
 from app.runs.attempts import dispatch
-from app.runs.fair_share import sent_to, take_turn
+from app.runs.fair_share import take_turn
 from drills.cases.contract import CaseSet
-from drills.core.command import replay_command
 from drills.core.registry import get_drill
 from drills.practice.round_answers import case_set_of, score_round
 from drills.practice.rounds import REPEAT_AFTER_DAYS, RoundVariant, draw_round, get_variant
@@ -147,20 +147,16 @@ def start_round(
     try:
         session.add(diagnosis_round)
         session.flush()
-        run = Attempt(
+        run = lifecycle.new_run(
+            session,
+            runner,
             learner_id=learner_id,
-            drill_slug=drill.slug,
-            drill_version=drill.version,
-            hypothesis="",
-            prediction_text="",
+            drill=drill,
             knobs=drawn.knobs,
             seed=drawn.seed,
-            command=replay_command(drill.slug, drawn.knobs, drawn.seed),
-            scheduler_id=sent_to(session, runner, learner_id=learner_id, turn=turn),
+            turn=turn,
             round_id=diagnosis_round.id,
-            queue_turn=turn,
         )
-        session.add(run)
         session.commit()
     except IntegrityError:
         session.rollback()

@@ -22,9 +22,8 @@ from app.runner.dispatcher import AttemptRunner
 from app.runs import evidence, lifecycle
 from app.runs.attempt_changes import Change, announce
 from app.runs.attempt_requests import AttemptRequest, InvalidAttempt, ValidAttempt, validate
-from app.runs.fair_share import priority_of, sent_to, take_turn
+from app.runs.fair_share import priority_of, take_turn
 from app.web.request_keys import repeats, started_by_key
-from drills.core.command import replay_command
 from drills.core.contract import Drill
 from drills.practice.hidden_setups import draw_hidden_setup
 
@@ -61,22 +60,20 @@ def start_attempt(
     turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
     if draw_key is not None:
         knobs, seed = _hidden_setup(session, drill, learner_id, draw_key)
-    attempt = Attempt(
+    attempt = lifecycle.new_run(
+        session,
+        runner,
         learner_id=learner_id,
-        drill_slug=drill.slug,
-        drill_version=drill.version,
+        drill=drill,
+        knobs=knobs,
+        seed=seed,
+        turn=turn,
         hypothesis=request.hypothesis,
         prediction_text=request.prediction.strip(),
         numeric_predictions=valid.numeric,
-        knobs=knobs,
-        seed=seed,
-        command=replay_command(drill.slug, knobs, seed),
-        scheduler_id=sent_to(session, runner, learner_id=learner_id, turn=turn),
-        queue_turn=turn,
         request_key=key,
         hidden_setup=hidden,
     )
-    session.add(attempt)
     try:
         _commit_keeping_loaded(session)
     except IntegrityError:

@@ -1,4 +1,10 @@
-"""How a run ends, in one place, and what other features do when it does.
+"""A run's life in one place: how it is made, how it ends, and what other features do when it
+ends.
+
+Every run is made by `new_run`, whichever feature asks for it (a drill page's run, a case's
+experiment or fix, a round, an exercise's code): its learner's queue turn is taken (a refusal
+past their cap), the scheduler it goes to is chosen or it is held for their share, and its replay
+command is written. The feature adds what links the run to it, commits and calls `dispatch`.
 
 Four processes end runs: a worker storing its own record (app/runner/progress_store.py), the web
 process's writer for what it hears of its runs (evidence_writer.py), the housekeeping ending the
@@ -15,19 +21,61 @@ feature's reaction is never lost, whichever process ends the run.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session
 
 from app.models import Attempt, AttemptStatus
 from app.runs import evidence
 from app.runs.attempt_changes import Change, announce
+from app.runs.fair_share import sent_to, take_turn
+from drills.core.command import replay_command
+
+if TYPE_CHECKING:  # types only: a worker's progress store imports this module to end its run
+    from app.runner.dispatcher import AttemptRunner
+    from drills.core.contract import Drill
 
 # Called with the run just ended (not yet committed) and the worker's record, or None when the
 # run ended without one (a lost worker, a timeout, a cancel in the queue).
 RunEndHook = Callable[[Session, Attempt, Mapping[str, Any] | None], None]
 
 _hooks: dict[str, RunEndHook] = {}
+
+
+def new_run(
+    session: Session,
+    runner: AttemptRunner,
+    *,
+    learner_id: int,
+    drill: Drill,
+    knobs: Mapping[str, Any],
+    seed: int,
+    turn: int | None = None,
+    command: str | None = None,
+    **belongs_to: Any,
+) -> Attempt:
+    """The one way a run is made: added to the session, not yet committed or sent.
+
+    `turn` is the learner's queue turn when the caller took it already (under a lock of its
+    own); otherwise it is taken here, raising TooManyRuns past the learner's cap. `command` is
+    the replay command (a drill run's by default). `belongs_to` are the fields that tie the run
+    to what asked for it (a prediction, a case attempt, a round, an exercise)."""
+    if turn is None:
+        turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
+    fields: dict[str, Any] = {"hypothesis": "", "prediction_text": ""} | belongs_to
+    attempt = Attempt(
+        learner_id=learner_id,
+        drill_slug=drill.slug,
+        drill_version=drill.version,
+        knobs=dict(knobs),
+        seed=seed,
+        command=command or replay_command(drill.slug, dict(knobs), seed),
+        scheduler_id=sent_to(session, runner, learner_id=learner_id, turn=turn),
+        queue_turn=turn,
+        **fields,
+    )
+    session.add(attempt)
+    return attempt
 
 
 def when_a_run_ends(name: str, hook: RunEndHook) -> None:
