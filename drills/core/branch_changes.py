@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from drills.core.knob_conditions import KnobSwitch, Side, compare_value, condition_value
+from drills.core.syntax import parse
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,7 @@ def branch_changes(source: str, switches: tuple[KnobSwitch, ...]) -> LineChanges
     """The lines of `source` that the switches remove, add, or make decide differently."""
     reading = _Reading(source, switches)
     if switches:
-        tree = ast.parse(source)
+        tree = parse(source)
         reading.block(tree.body)
         reading.tables(tree)
     return reading.changes()

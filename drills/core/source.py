@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from drills.core.contract import Drill
+from drills.core.syntax import parse
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def _files(drill_module: str) -> tuple[Path, ...]:
     own = [path for path in own if path.name != "__init__.py"]
     kit: list[Path] = []
     for path in own:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
             name = node.module if isinstance(node, ast.ImportFrom) else None
             if name is not None and name.startswith("drills.kit."):
                 module = DRILLS_ROOT / Path(*name.split(".")[1:]).with_suffix(".py")
@@ -78,7 +79,7 @@ def variant_lines(
     """The lines of `source` that belong to one of these variant values; and the tests that
     compare with the default they replaced (`causal = attention == "causal"`), which is where
     a variant that has no branch of its own changes what the code does."""
-    tree = ast.parse(source)
+    tree = parse(source)
     functions = {
         node.name: node
         for node in ast.walk(tree)

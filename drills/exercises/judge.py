@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from drills.core.contract import Reporter
 from drills.core.registry import get_drill
+from drills.core.syntax import parse
 from drills.exercises.contract import CheckResult, Exercise, Judgement, JudgementStatus
 from drills.exercises.transport import (
     ENTRY,
@@ -88,7 +89,7 @@ def borrowed(exercise: Exercise, code: str) -> str | None:
     may import what its starter imports.)"""
     if exercise.kind != "write":
         return None
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(parse(code)):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
