@@ -51,6 +51,7 @@ from app.security.throttle import Limit, LoginThrottle
 from app.web.deps import LoginRequired
 from app.web.error_pages import http_error, server_error, validation_error
 from app.web.static_assets import HashedStaticFiles, site_assets
+from app.web.templating import compile_every_template
 from drills.sandbox import available as sandbox_available
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ RESTART_REASON = "The server restarted while this replay was queued; run it agai
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     features.install()  # what cases, review and exercises do when a run ends (app/runs/lifecycle)
+    compile_every_template()  # before any request thread could compile one (app/web/templating)
     private_directory(settings.data_dir)
     if settings.sqlite_path is not None:
         private_database(settings.sqlite_path)

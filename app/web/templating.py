@@ -114,3 +114,14 @@ templates.env.tests["measurement"] = is_measurement
 templates.env.filters["markdown"] = render_markdown
 # Keep dict order in |tojson: metric series stay in the order the drill reported them.
 templates.env.policies["json.dumps_kwargs"] = {"sort_keys": False}
+
+
+def compile_every_template() -> None:
+    """Compile every template now, in the thread that starts the app, not on a page's first
+    request. Jinja's lexer reads number literals with ast.literal_eval, and CPython 3.11.7's AST
+    constructor fails when two threads use it at once (drills/core/syntax.py says more): two
+    first requests of one page in the thread pool could answer 500. Compiled templates stay in
+    the environment's cache (400 entries; there are about 50), shared by every app made in the
+    process."""
+    for name in templates.env.list_templates(extensions=["html"]):
+        templates.env.get_template(name)

@@ -1,10 +1,12 @@
 import math
 import re
+from collections.abc import Callable
 
 import pytest
 
 from app.core import limits
-from app.core.config import ROOT
+from app.core.config import ROOT, Settings
+from app.main import create_app
 from app.models import (
     AttemptStatus,
     CaseStage,
@@ -98,3 +100,16 @@ def test_a_run_record_status_maps_to_one_attempt_status(
     run_status: str, attempt_status: AttemptStatus
 ) -> None:
     assert AttemptStatus.of_run(run_status) is attempt_status
+
+
+def test_the_app_compiles_every_template_before_any_request(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A page's first request never compiles its template in the thread pool, where two at
+    once could meet CPython 3.11.7's AST race (app/web/templating.compile_every_template)."""
+    assert templates.env.cache is not None
+    templates.env.cache.clear()
+    create_app(make_settings())
+    names = set(templates.env.list_templates(extensions=["html"]))
+    cached = {name for (_, name) in templates.env.cache.keys()}
+    assert len(names) > 40 and names <= cached
