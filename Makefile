@@ -12,14 +12,16 @@ PORT ?= 8000
 run: $(VENV)/.installed vendor sandbox migrate
 	$(BIN)/python -m app serve --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed vendor browser sandbox lint types pytest pytest-postgres
+test: $(VENV)/.installed vendor browser sandbox lint pytest pytest-postgres
 
+# Exactly the pre-commit hooks (.pre-commit-config.yaml): ruff check, ruff format --check, mypy,
+# codespell, each the pinned tool in .venv. Needs neither the network nor `pre-commit install`.
 lint: $(VENV)/.installed
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/pre-commit run --all-files --show-diff-on-failure
 
+# mypy alone, as its hook runs it.
 types: $(VENV)/.installed
-	$(BIN)/mypy
+	$(BIN)/pre-commit run --all-files mypy
 
 # Two test processes (the machines have two cores); tests that share a module's or the browser
 # tests' server stay in one process (tests/conftest.py, shared_fixture_group).
