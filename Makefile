@@ -12,14 +12,16 @@ PORT ?= 8000
 run: $(VENV)/.installed vendor sandbox migrate
 	$(BIN)/python -m app serve --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed vendor browser sandbox lint types docs pytest pytest-postgres
+test: $(VENV)/.installed vendor browser sandbox lint docs pytest pytest-postgres
 
+# Exactly the pre-commit hooks (.pre-commit-config.yaml): ruff check, ruff format --check, mypy,
+# codespell, each the pinned tool in .venv. Needs neither the network nor `pre-commit install`.
 lint: $(VENV)/.installed
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/pre-commit run --all-files --show-diff-on-failure
 
+# mypy alone, as its hook runs it.
 types: $(VENV)/.installed
-	$(BIN)/mypy
+	$(BIN)/pre-commit run --all-files mypy
 
 # The documentation site (mkdocs.yml, docs/) into the git-ignored site/. --strict turns every
 # warning into a failure: a broken link or anchor, a page left out of the nav, a missing

@@ -9,7 +9,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from distributed import LocalCluster, Security
@@ -71,7 +71,7 @@ def shared_fixture_group(item: pytest.Item) -> str | None:
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
-    shared = [
+    shared: list[tuple[str, str]] = [
         (definition.scope, definition.baseid)
         for definitions in info.name2fixturedefs.values()
         for definition in definitions
@@ -87,7 +87,8 @@ def keep_the_database_tests(config: pytest.Config, items: list[pytest.Item]) -> 
     """The PostgreSQL pass runs only the tests that have the test database (they ask for
     `database_url`, directly or through the app fixtures): the others would run exactly as in
     the SQLite pass (those that make PostgreSQL databases of their own run there)."""
-    kept, left_out = [], []
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
     for item in items:
         (kept if "database_url" in getattr(item, "fixturenames", ()) else left_out).append(item)
     if left_out:
@@ -151,27 +152,35 @@ def engine(database_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
+class ClusterCredentials(TypedDict):
+    """The client's side of the test cluster's TLS, by the names of the Settings fields."""
+
+    tls_ca_file: Path
+    tls_cert_file: Path
+    tls_key_file: Path
+
+
 @pytest.fixture(scope="session")
-def cluster_credentials(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def cluster_credentials(tmp_path_factory: pytest.TempPathFactory) -> ClusterCredentials:
     """Throw-away TLS credentials, written to files the way an operator's certificates are, so
     the test apps reach the shared cluster as they would an external tls:// scheduler."""
     security = Security.temporary()
     folder = tmp_path_factory.mktemp("tls")
-    files = {
-        "tls_ca_file": security.tls_ca_file,
-        "tls_cert_file": security.tls_client_cert,
-        "tls_key_file": security.tls_client_key,
-    }
-    paths = {}
-    for name, pem in files.items():
+
+    def written(name: str, pem: str) -> Path:
         path = folder / f"{name}.pem"
         path.write_text(pem)
-        paths[name] = path
-    return paths
+        return path
+
+    return ClusterCredentials(
+        tls_ca_file=written("tls_ca_file", security.tls_ca_file),
+        tls_cert_file=written("tls_cert_file", security.tls_client_cert),
+        tls_key_file=written("tls_key_file", security.tls_client_key),
+    )
 
 
 @pytest.fixture(scope="session")
-def cluster(cluster_credentials: dict[str, Path]) -> Iterator[LocalCluster]:
+def cluster(cluster_credentials: ClusterCredentials) -> Iterator[LocalCluster]:
     """Two real worker processes, shared by every test that runs drills (starting one is ~5 s)."""
     security = cluster_security(cluster_credentials)
     with local_cluster(
@@ -203,9 +212,11 @@ def no_run_left_behind(database_url: str, cluster: LocalCluster) -> Iterator[Non
         time.sleep(0.05)
         tasks = unfinished_tasks(cluster)
     if tasks:  # only a new worker process stops a task that is running (a cancel does not)
+        scheduler = cluster.scheduler
+        assert scheduler is not None  # a running cluster's
         cluster.sync(
-            cluster.scheduler.restart_workers,
-            list(cluster.scheduler.workers),
+            scheduler.restart_workers,
+            list(scheduler.workers),
             on_error="return",
             stimulus_id=f"runs-left-behind-{time.time()}",
         )
@@ -217,11 +228,14 @@ def unfinished_tasks(cluster: LocalCluster) -> dict[str, str]:
     """The scheduler's tasks that have not ended, by key (state): read on the scheduler's own
     event loop, where its task table changes."""
 
+    scheduler = cluster.scheduler
+    assert scheduler is not None  # a running cluster's
+
     async def states() -> dict[str, str]:
         await asyncio.sleep(0)
         return {
             str(key): task.state
-            for key, task in cluster.scheduler.tasks.items()
+            for key, task in scheduler.tasks.items()
             if task.state not in ("memory", "erred", "released", "forgotten")
         }
 
@@ -233,20 +247,23 @@ def _ended_in(database_url: str, task_key: str) -> bool:
     """Whether the database says the attempt or replay behind a task key ("attempt-7-1a2b3c4d",
     "replay-3-...") is over (a task of another kind is never over)."""
     kind, _, rest = task_key.partition("-")
-    model = {"attempt": Attempt, "replay": Replay}.get(kind)
     row_id = rest.partition("-")[0]
-    if model is None or not row_id.isdecimal():
+    if kind not in ("attempt", "replay") or not row_id.isdecimal():
         return False
     engine = make_engine(database_url)
     try:
         with Session(engine) as session:
-            row = session.get(model, int(row_id))
+            row: Attempt | Replay | None = (
+                session.get(Attempt, int(row_id))
+                if kind == "attempt"
+                else session.get(Replay, int(row_id))
+            )
             return row is not None and row.status not in ("queued", "running")
     finally:
         engine.dispose()
 
 
-def cluster_security(credentials: dict[str, Path]) -> Security:
+def cluster_security(credentials: ClusterCredentials) -> Security:
     """The scheduler's and workers' side of the test credentials (one self-signed pair)."""
     cert, key = str(credentials["tls_cert_file"]), str(credentials["tls_key_file"])
     return Security(
@@ -265,7 +282,7 @@ def cluster_security(credentials: dict[str, Path]) -> Security:
 def make_settings(
     database_url: str,
     cluster: LocalCluster,
-    cluster_credentials: dict[str, Path],
+    cluster_credentials: ClusterCredentials,
     tmp_path: Path,
     no_run_left_behind: None,
 ) -> Callable[..., Settings]:

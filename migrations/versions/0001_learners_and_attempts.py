@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "0001"

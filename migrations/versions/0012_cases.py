@@ -8,7 +8,7 @@ Create Date: 2026-11-30 22:20:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 

@@ -8,7 +8,7 @@ Create Date: 2026-12-01 00:40:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 

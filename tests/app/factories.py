@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from pwdlib.hashers.argon2 import Argon2Hasher
 from sqlalchemy import Engine, MetaData
 from sqlmodel import Session
+from starlette.routing import BaseRoute
 
 from app.models import (
     LOCAL_LEARNER_ID,
@@ -38,6 +39,13 @@ DRILL = "overfit-one-batch"
 EXPLANATION_FIELDS = ("mechanism", "right_tool", "wrong_tool", "next_check")
 RUBRIC_KEYS = ("mechanism", "when_to_use", "honest_prediction", "connects")
 TOKEN_IN_PAGE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def app_of(client: TestClient) -> FastAPI:
+    """The app a test client drives (TestClient types it as any ASGI app)."""
+    app = client.app
+    assert isinstance(app, FastAPI)
+    return app
 
 
 def engine_of(client: TestClient) -> Engine:
@@ -295,7 +303,8 @@ def add_unfinished_attempt(
 
 
 def add_explanation(engine: Engine, attempt_id: int, learner_id: int, text: str) -> int:
-    texts = dict.fromkeys(EXPLANATION_FIELDS, text)
+    # The text fields by name (the model's other fields are typed at the call).
+    texts: dict[str, Any] = dict.fromkeys(EXPLANATION_FIELDS, text)
     return _save(engine, Explanation(attempt_id=attempt_id, learner_id=learner_id, **texts))
 
 
@@ -309,7 +318,7 @@ def add_submission(
     version: int = 1,
     status: str = "pending",
 ) -> int:
-    texts = dict.fromkeys(EXPLANATION_FIELDS, text)
+    texts: dict[str, Any] = dict.fromkeys(EXPLANATION_FIELDS, text)
     submission = Submission(
         learner_id=learner_id,
         drill_slug=DRILL,
@@ -405,6 +414,8 @@ def signed_in(app: FastAPI, username: str) -> TestClient:
 # -- routes ------------------------------------------------------------------------------------
 def http_routes(app: FastAPI) -> set[tuple[str, str]]:
     """(method, path) of every FastAPI route of the app (HEAD left out)."""
+    # The view is an APIRoute or a RouteContext: each has .path and .methods.
+    pairs: list[tuple[BaseRoute, Any]]
     try:  # FastAPI >= 0.16x keeps included routers lazily; flatten them.
         from fastapi.routing import iter_route_contexts
     except ImportError:  # pragma: no cover - older FastAPI lists APIRoute objects directly

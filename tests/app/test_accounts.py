@@ -44,7 +44,7 @@ def post_login(client: TestClient, username: str, password: str) -> Any:
 
 
 def session_cookie_header(response: Any) -> str:
-    cookies = [v for k, v in response.headers.multi_items() if k.lower() == "set-cookie"]
+    cookies: list[str] = [v for k, v in response.headers.multi_items() if k.lower() == "set-cookie"]
     ours = [cookie for cookie in cookies if cookie.startswith(f"{COOKIE}=")]
     assert len(ours) == 1, cookies
     return ours[0]
@@ -307,8 +307,8 @@ def test_huge_usernames_are_refused_and_nothing_of_them_is_kept(
         assert len(rows) == 300  # client, name, and name from that client: 3 per failure
         assert all(len(row.key_hash) == 64 for row in rows)
     raws = ("huge0", "long0", "uuuuuuuu", "nnnnnnnn", ATTACKER[0])
-    rows = repr(snapshot(engine_of(attacker)))  # every row of every table
-    assert not [raw for raw in raws if raw in rows]
+    every_row = repr(snapshot(engine_of(attacker)))  # every row of every table
+    assert not [raw for raw in raws if raw in every_row]
     sqlite_file = app.state.settings.sqlite_path
     if sqlite_file is not None:  # not even in freed pages or the write-ahead log
         stored = b"".join(path.read_bytes() for path in sqlite_file.parent.glob("drillbook*"))

@@ -158,12 +158,14 @@ def wait_for_runs(engine: Engine, timeout: float = 60, *, idle: Iterable[int] = 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with Session(engine) as session:
-            busy = session.exec(
-                select(Attempt.id).where(
-                    col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running]),
-                    col(Attempt.id).not_in(list(idle)),
-                )
-            ).all()
+            busy: list[int | None] = list(
+                session.exec(
+                    select(Attempt.id).where(
+                        col(Attempt.status).in_([AttemptStatus.queued, AttemptStatus.running]),
+                        col(Attempt.id).not_in(list(idle)),
+                    )
+                ).all()
+            )
             # A replay is a run too: it writes its verdict when it ends.
             busy += session.exec(select(Replay.attempt_id).where(Replay.status == "queued")).all()
         if not busy:
@@ -461,7 +463,7 @@ def test_a_missing_or_wrong_token_gets_403_and_changes_nothing(world: World) -> 
     wrong: list[str] = []
     for (method, path), case in cases(world).items():
         own = token_of(case.client)
-        refused = {
+        refused: dict[str, dict[str, str | None]] = {
             "no token": {"header": None, "field": None},
             "a forged header": {"header": "forged-" + own[7:], "field": None},
             "another session's token as header": {"header": someone_else, "field": None},

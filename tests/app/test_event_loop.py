@@ -44,8 +44,8 @@ def write_locked(database_url: str) -> Iterator[None]:
             outside.close()
         return
     url = database_url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(url) as outside:
-        outside.execute(
+    with psycopg.connect(url) as locker:
+        locker.execute(
             'LOCK TABLE "user", attempt, case_attempt, diagnosis_round IN EXCLUSIVE MODE'
         )
         yield  # the transaction, and its lock, end when the connection closes
@@ -136,7 +136,7 @@ def test_no_coroutine_handler_is_handed_the_database_session(anonymous: TestClie
         if not isinstance(route, APIRoute) or not inspect.iscoroutinefunction(route.endpoint):
             continue
         if any(dependency.call is get_session for dependency in route.dependant.dependencies):
-            offenders.append(f"{sorted(route.methods)} {route.path}")
+            offenders.append(f"{sorted(route.methods or ())} {route.path}")
     assert offenders == []
 
 

@@ -15,7 +15,7 @@ from app.portfolio.signing import key_path
 from app.security.secret import SESSION_SECRET_FILE
 from drills.exercises.registry import get_exercise
 from drills.sandbox import available
-from tests.app.factories import EXERCISE, add_user, engine_of, row_counts, signed_in
+from tests.app.factories import EXERCISE, add_user, app_of, engine_of, row_counts, signed_in
 from tests.conftest import wait_for_exercise_run
 
 pytestmark = [
@@ -113,16 +113,16 @@ def test_hostile_code_ends_as_a_failed_run_and_touches_nothing(
     engine = engine_of(server)
     add_user(engine, "mallory")
     add_user(engine, "bystander")
-    mallory = signed_in(server.app, "mallory")
+    mallory = signed_in(app_of(server), "mallory")
     repo = Path(__file__).resolve().parents[2]
     database = Path(str(engine.url.database or tmp_path / "none.sqlite3"))
     submitted = {
         name: mallory.post(f"/api/exercises/{EXERCISE}/runs", json={"code": code}).json()["id"]
-        for name, code in programs(database, repo, server.app.state.settings.data_dir).items()
+        for name, code in programs(database, repo, app_of(server).state.settings.data_dir).items()
         if os.environ.get("ONLY", name) == name
     }
     # A classmate's run goes on meanwhile and is judged as it would be alone.
-    bystander = signed_in(server.app, "bystander")
+    bystander = signed_in(app_of(server), "bystander")
     solution = get_exercise(EXERCISE).solution
     fair = bystander.post(f"/api/exercises/{EXERCISE}/runs", json={"code": solution}).json()
     results = {
@@ -199,7 +199,7 @@ def test_a_learners_code_never_reaches_a_later_run_of_another_learner(
     engine = engine_of(server)
     add_user(engine, "classmate")
     add_user(engine, "prier")
-    classmate, prier = signed_in(server.app, "classmate"), signed_in(server.app, "prier")
+    classmate, prier = signed_in(app_of(server), "classmate"), signed_in(app_of(server), "prier")
     solution = get_exercise(EXERCISE).solution
     leaves = (
         f"MARK = {CLASSMATE_MARK!r}\n"

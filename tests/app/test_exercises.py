@@ -16,7 +16,7 @@ from app.models import Attempt
 from drills.cli import main as drills_command
 from drills.exercises.registry import all_exercises, get_exercise
 from drills.sandbox import available
-from tests.app.factories import add_user, engine_of, row_counts, signed_in
+from tests.app.factories import add_user, app_of, engine_of, row_counts, signed_in
 from tests.conftest import wait_for_exercise_run
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=f"no sandbox: {available()}")
@@ -95,7 +95,7 @@ def test_a_runs_code_downloads_as_submitted_to_whoever_may_read_the_run(
     assert "--code exercise.py" in run["command"]
     assert f'href="{url}"' in client.get(run["urls"]["page"]).text
     add_user(engine_of(client), "learner-b")
-    assert signed_in(client.app, "learner-b").get(url).status_code == 404
+    assert signed_in(app_of(client), "learner-b").get(url).status_code == 404
     assert TestClient(client.app).get(url).status_code == 401
 
 
@@ -207,7 +207,7 @@ def test_runs_are_their_learners_own_and_never_listed_as_drill_attempts(
     for page in (f"/drills/{exercise.drill}", "/progress"):
         assert f'/attempts/{run["id"]}"' not in client.get(page).text
     add_user(engine_of(client), "learner-b")
-    other = signed_in(client.app, "learner-b")
+    other = signed_in(app_of(client), "learner-b")
     assert other.get(f"/api/exercises/runs/{run['id']}").status_code == 404
     assert other.get(run["urls"]["page"]).status_code == 404
     assert other.get(f"/api/exercises/runs/{run['id']}/events").status_code == 404
@@ -251,7 +251,7 @@ def test_the_instructor_finds_each_learners_run_and_reads_its_diff_beside_its_ch
     learner = add_user(engine, "pupil")
     cohort = add_cohort(engine, instructor, name="C1", code="CCCC4444", learners=[learner])
     run_id = add_exercise_run(engine, learner, judgement="failed")
-    teacher = signed_in(anonymous.app, "teacher")
+    teacher = signed_in(app_of(anonymous), "teacher")
     grid = teacher.get(f"/cohorts/{cohort}").text
     link = f'href="/exercises/{SLUG}/runs/{run_id}"'
     assert 'id="exercise-grid"' in grid and link in grid

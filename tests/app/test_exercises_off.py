@@ -12,7 +12,7 @@ import app.exercises.views
 import app.main
 from app.core.config import Settings
 from app.main import create_app
-from tests.app.factories import add_user, engine_of, signed_in
+from tests.app.factories import add_user, app_of, engine_of, signed_in
 
 REASON = "bwrap is missing (install bubblewrap)"
 
@@ -27,7 +27,7 @@ def test_without_a_sandbox_exercises_say_why_and_nothing_else_changes(
     with caplog.at_level(logging.WARNING, logger="app.main"):
         with TestClient(create_app(make_settings())) as server:
             add_user(engine_of(server), "learner")
-            learner = signed_in(server.app, "learner")
+            learner = signed_in(app_of(server), "learner")
             slug = learner.get("/api/exercises").json()[0]["slug"]
             page = learner.get(f"/exercises/{slug}").text
             drills = learner.get("/api/drills")

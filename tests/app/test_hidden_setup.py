@@ -126,6 +126,7 @@ def test_the_api_draws_a_hidden_setup_and_refuses_one_chosen_with_it(client: Tes
     assert started.status_code == 202 and started.json()["command"] is None
     (run,) = runs(client)
     assert run.hidden_setup and run.id == started.json()["id"]
+    assert run.id is not None  # narrowed for the type checker: it equals the id above
     wait_until_final(client, run.id)
 
 

@@ -164,7 +164,9 @@ def engine_for(url: str) -> Iterator[Engine]:
         engine.dispose()
 
 
-Names = set[tuple[str, str | None]]
+# (kind, name): a name is a string or None (a model's constraint may also hold SQLAlchemy's
+# deferred-name marker, so the name is typed as any object).
+Names = set[tuple[str, object]]
 
 
 def names_in_database(engine: Engine, table: str) -> Names:

@@ -130,8 +130,10 @@ def test_the_cluster_speaks_tls_only_and_serves_no_http_pages(
         Client(address, timeout=5)  # any other local process, without the credentials
     # Its only other listener is in-process (no socket): the web process's own client uses it.
     listeners = [listener.contact_address for listener in cluster.scheduler.listeners]
-    assert [other for other in listeners if other != address] == [runner_client.scheduler.address]
-    assert runner_client.scheduler.address.startswith("inproc://")
+    own = runner_client.scheduler
+    assert own is not None and own.address is not None  # a connected client's
+    assert [other for other in listeners if other != address] == [own.address]
+    assert own.address.startswith("inproc://")
 
     scheduler_http = app.state.runner._cluster.scheduler.http_server.port
     worker_http = runner_client.run(lambda dask_worker: dask_worker.http_server.port)

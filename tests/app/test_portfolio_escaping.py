@@ -3,13 +3,14 @@
 import json
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
 from app.models import Attempt, Explanation, MetricPoint, Role, utcnow
 from app.portfolio.bundle import learner_basename, slug
-from app.portfolio.charts import chart_svg
+from app.portfolio.charts import Series, chart_svg
 from drills.core.registry import get_drill
 from tests.app.factories import (
     DRILL,
@@ -128,7 +129,7 @@ def hostile_learner(anonymous: TestClient) -> tuple[int, list[str]]:
             MetricPoint(attempt_id=failed, name="loss", step=s, value=1.0 / (s + 1))
             for s in range(20)
         )
-        texts = dict.fromkeys(
+        texts: dict[str, Any] = dict.fromkeys(
             ("mechanism", "right_tool", "wrong_tool", "next_check"), hostile("XSS-explained")
         )
         session.add(Explanation(attempt_id=fixed, learner_id=learner, created_at=utcnow(), **texts))
@@ -200,7 +201,7 @@ def test_chart_texts_are_escaped() -> None:
         "y_label": '"><svg onload=1>',
         "log_y": True,
     }
-    series = {
+    series: Series = {
         f"loss@{hostile('n')}": [[0, 1.0], [1, 0.1], [2, None], [3, 0.01]],
         "loss@b": [[0, 2.0], [1, 0.0]],
     }

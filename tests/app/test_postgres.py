@@ -17,7 +17,7 @@ from app.core.db import make_engine
 from app.core.migrate import alembic_config, downgrade, upgrade
 from app.main import create_app
 from app.models import Attempt
-from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
+from tests.conftest import PREDICTION, ClusterCredentials, log_in, make_user, wait_until_final
 from tests.postgres import throwaway_database
 
 
@@ -115,7 +115,7 @@ def test_0011_stores_json_as_jsonb_and_timestamps_with_their_zone(postgres_url: 
 def test_a_learner_runs_a_drill_with_a_numeric_prediction_on_postgres(
     postgres_url: str,
     cluster: LocalCluster,
-    cluster_credentials: dict[str, Path],
+    cluster_credentials: ClusterCredentials,
     tmp_path: Path,
 ) -> None:
     upgrade(postgres_url)

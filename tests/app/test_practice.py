@@ -224,12 +224,13 @@ def test_two_ratings_at_once_count_once(
 ) -> None:
     """Both requests read the card before either writes (a barrier holds them there)."""
     from app.practice import service as practice
+    from app.practice.items import card_of
     from tests.app.test_races import at_once, gated
 
     for _ in range(reviewed_before):
         review(client, FIRST, "again")
         clock.now += timedelta(minutes=11)
-    monkeypatch.setattr(practice, "card_of", gated(practice.card_of, 2))
+    monkeypatch.setattr(practice, "card_of", gated(card_of, 2))
     form = {"answer": "An answer.", "rating": "good", "seen_reviews": str(reviewed_before)}
     statuses = sorted(
         response.status_code
@@ -381,10 +382,10 @@ def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock)
     solved, _ = add_case_attempt(engine, me)  # a-fresh-head, cause named
     assert "case:a-fresh-head" in done()
     with Session(engine) as session:
-        row = session.get(CaseAttempt, solved)
-        assert row is not None and row.stage == CaseStage.revealed
-        row.score = {**(row.score or {}), "cause_named": False}
-        session.add(row)
+        case_row = session.get(CaseAttempt, solved)
+        assert case_row is not None and case_row.stage == CaseStage.revealed
+        case_row.score = {**(case_row.score or {}), "cause_named": False}
+        session.add(case_row)
         session.commit()
     assert "case:a-fresh-head" not in done()
     # An answered round whose leading hypothesis the run bore out ticks the one-round step; an
@@ -396,10 +397,10 @@ def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock)
     assert "rounds:1" not in done()
     missed = add_round(engine, me, number=2)
     with Session(engine) as session:
-        row = session.get(DiagnosisRound, missed)
-        assert row is not None
-        row.score = {**(row.score or {}), "leading_right": False}
-        session.add(row)
+        round_row = session.get(DiagnosisRound, missed)
+        assert round_row is not None
+        round_row.score = {**(round_row.score or {}), "leading_right": False}
+        session.add(round_row)
         session.commit()
     assert "rounds:1" not in done()
     for number in range(3, 7):

@@ -14,6 +14,7 @@ from app.core.config import Settings
 from app.core.migrate import upgrade
 from app.main import create_app
 from tests.app.factories import add_user, engine_of
+from tests.conftest import ClusterCredentials
 
 
 def mode(path: Path) -> int:
@@ -29,7 +30,7 @@ def open_umask() -> Iterator[None]:
 
 @pytest.fixture
 def migrated(
-    tmp_path: Path, open_umask: None, cluster: LocalCluster, cluster_credentials: dict[str, Path]
+    tmp_path: Path, open_umask: None, cluster: LocalCluster, cluster_credentials: ClusterCredentials
 ) -> tuple[Settings, Path]:
     """A fresh install's settings (its database in a folder of its own), migrated as
     `python -m app migrate` does, and the database file."""

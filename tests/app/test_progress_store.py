@@ -6,6 +6,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from app.models import Attempt, AttemptStatus, MetricPoint
+from app.runner.events import Point
 from app.runner.progress_store import ProgressStore
 from app.runs import evidence
 from app.runs.attempts import cancel_attempt
@@ -99,7 +100,7 @@ def test_a_batch_is_stored_in_its_order_and_returns_its_highest_id(engine: Engin
     # On PostgreSQL a batch goes in as three arrays (evidence.insert_points): the ids must still
     # follow the batch's order (the streams send points by id), and non-finite values be NULL.
     attempt_id = add_unfinished_attempt(engine)
-    batch = [("loss", step, 1.0 / (step + 1)) for step in range(300)]
+    batch: list[Point] = [("loss", step, 1.0 / (step + 1)) for step in range(300)]
     batch += [("grad_norm", 0, float("nan")), ("grad_norm", 1, "inf"), ("grad_norm", 2, None)]
     batch += [("accuracy", 0, 1)]  # an int among floats, as a record read back from JSON has
     with Session(engine) as session:
@@ -120,5 +121,5 @@ def test_a_batch_is_stored_in_its_order_and_returns_its_highest_id(engine: Engin
     assert [value for _, name, _, value in rows if name == "grad_norm"] == [None, None, None]
     assert rows[0][3] == 1.0 and rows[299][3] == pytest.approx(1 / 300)
     assert [value for _, name, _, value in rows if name == "accuracy"] == [1.0]
-    assert highest == rows[-2][0] and again == rows[-1][0] > highest
+    assert highest == rows[-2][0] and again == rows[-1][0] and again > highest
     assert evidence.insert_points(session, attempt_id=attempt_id, points=[]) == 0

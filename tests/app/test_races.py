@@ -7,6 +7,7 @@ have, so each then reaches the database believing it is first, and only the uniq
 decides. The deterministic tests below them take the same path without threads.
 """
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ from app.accounts.service import AccountError, create_user
 from app.grading import routes as reviews
 from app.grading import submissions
 from app.models import Review, Role, Submission, User
+from app.web.access import can_review_work_of
 from drills.core.registry import get_drill
 from tests.app.factories import (
     DRILL,
@@ -102,10 +104,10 @@ def test_simultaneous_reviews_of_one_version_store_one(
     submission_id = add_submission(room.engine, room.learner_id, room.failed_id, room.fixed_id)
     # The same instructor posting from several tabs at once.
     tabs = [signed_in(room.app, "ida") for _ in range(RACERS)]
-    monkeypatch.setattr(reviews, "can_review_work_of", gated(reviews.can_review_work_of, RACERS))
+    monkeypatch.setattr(reviews, "can_review_work_of", gated(can_review_work_of, RACERS))
     url = f"/submissions/{submission_id}/reviews"
     answers = at_once(
-        [lambda tab=tab: tab.post(url, data=REVIEW, follow_redirects=False) for tab in tabs]
+        [functools.partial(tab.post, url, data=REVIEW, follow_redirects=False) for tab in tabs]
     )
     assert sorted(a.status_code for a in answers) == [303] + [409] * (RACERS - 1)
     assert all("already been reviewed" in a.text for a in answers if a.status_code == 409)
@@ -122,7 +124,7 @@ def test_simultaneous_submissions_of_one_version_store_one(
     data = {"failed_attempt_id": room.failed_id, "fixed_attempt_id": room.fixed_id, **TEXTS}
     url = f"/drills/{DRILL}/submissions"
     answers = at_once(
-        [lambda tab=tab: tab.post(url, data=data, follow_redirects=False) for tab in tabs]
+        [functools.partial(tab.post, url, data=data, follow_redirects=False) for tab in tabs]
     )
     assert sorted(a.status_code for a in answers) == [303] + [409] * (RACERS - 1)
     assert all("just submitted" in a.text for a in answers if a.status_code == 409)
@@ -137,7 +139,7 @@ def test_simultaneous_registrations_of_one_name_store_one(
     form = {"username": "sam", "password": PASSWORD, "password_again": PASSWORD}
     answers = at_once(
         [
-            lambda browser=browser: browser.post("/register", data=form, follow_redirects=False)
+            functools.partial(browser.post, "/register", data=form, follow_redirects=False)
             for browser in browsers
         ]
     )

@@ -78,6 +78,7 @@ def test_an_instructor_replays_a_fresh_attempt_and_it_matches(client: TestClient
         session.add(cohort)
         session.commit()
         learner = session.exec(select(User).where(User.username == "learner-a")).one()
+        assert cohort.id is not None  # saved above
         session.add(CohortMembership(cohort_id=cohort.id, learner_id=learner.saved_id))
         session.commit()
     instructor = TestClient(app)

@@ -64,6 +64,7 @@ def classroom(make_settings: Callable[..., Settings]) -> Any:
             cohort = Cohort(name="Autumn", join_code="ABCDEFGH", instructor_id=teacher.saved_id)
             session.add(cohort)
             session.commit()
+            assert cohort.id is not None  # saved above
             session.add(CohortMembership(cohort_id=cohort.id, learner_id=student.saved_id))
             session.commit()
             cohort_id = cohort.id

@@ -39,7 +39,7 @@ def test_a_stuck_run_is_stopped_and_its_worker_replaced(
         workers_before = set(runner.client.scheduler_info()["workers"])
 
         monkeypatch.setattr(dispatcher, "execute_attempt", stuck_run)
-        body = {"drill": "overfit-one-batch", **PREDICTION}
+        body: dict[str, Any] = {"drill": "overfit-one-batch", **PREDICTION}
         stuck = client.post("/api/attempts", json=body).json()
         attempt = wait_until_final(client, stuck["id"], timeout=30)
         assert attempt["status"] == "timed_out"

@@ -5,7 +5,6 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from app.runs import housekeeping
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import (
     PREDICTION,
+    ClusterCredentials,
     cluster_security,
     log_in,
     make_user,
@@ -114,7 +114,7 @@ def test_the_embedded_cluster_starts_with_the_app_and_runs_a_drill(database_url:
 
 @pytest.mark.slow  # starts a cluster of its own
 def test_with_no_worker_in_the_pool_a_new_attempt_fails_at_once(
-    database_url: str, cluster_credentials: dict[str, Path]
+    database_url: str, cluster_credentials: ClusterCredentials
 ) -> None:
     # An external scheduler with no workers at all: nothing would ever pick the run up.
     security = cluster_security(cluster_credentials)

@@ -120,8 +120,8 @@ def test_overlay_of_earlier_attempts_and_a_log_axis_in_one_number_format(
     expect(page).to_have_url(re.compile(rf"/attempts/{second}\?compare={first}$"))
     for key in ("loss", "grad_norm", "update_norm"):
         expect(page.locator(f"#chart-{key}")).to_have_attribute("data-traces", "8")
-    legend = page.locator("#chart-loss .legendtext").all_text_contents()
-    assert f"#{first} lr=0.01" in legend and f"#{second} lr=0.01" in legend, legend
+    legends = page.locator("#chart-loss .legendtext").all_text_contents()
+    assert f"#{first} lr=0.01" in legends and f"#{second} lr=0.01" in legends, legends
 
     # A finished run's chart with no points says so instead of drawing empty axes.
     page.evaluate(EMPTY_CHART)

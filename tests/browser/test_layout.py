@@ -187,7 +187,7 @@ PAGES: list[tuple[str, str, Callable[[dict[str, str]], str]]] = [
 
 def overflowing(page: Page, width: int) -> list[str]:
     """The innermost elements that stick out past the viewport, to say what to fix."""
-    return page.evaluate(
+    found: list[str] = page.evaluate(
         """(width) => {
           const out = [...document.body.querySelectorAll("*")].filter((el) => {
             const box = el.getBoundingClientRect();
@@ -205,6 +205,7 @@ def overflowing(page: Page, width: int) -> list[str]:
         }""",
         width,
     )
+    return found
 
 
 def axe_problems(page: Page) -> list[str]:

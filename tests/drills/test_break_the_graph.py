@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from drills.catalog.break_the_graph import CUTS
-from drills.catalog.break_the_graph.train import BackboneAndHead, BreakConfig, forward, make_data
+from drills.catalog.break_the_graph.train import BreakConfig, forward
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
+from drills.kit.backbone_head import BackboneAndHead, make_data
 from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)

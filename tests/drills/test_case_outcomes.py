@@ -37,7 +37,7 @@ def test_a_credited_separation_shows_on_the_page(case_set: CaseSet) -> None:
 
 
 def test_a_health_table_reads_as_its_columns_say() -> None:
-    rows = [
+    rows: list[dict[str, str | float | bool]] = [
         {"name": "backbone.0.weight", "grad": "none", "update_norm": 0.0},
         {"name": "backbone.0.bias", "grad": "none", "update_norm": 0.0},
         {"name": "head.weight", "grad": "finite", "in_optimizer": False, "update_norm": 0.0},

@@ -14,7 +14,7 @@ def make(seed: int = 0) -> tuple[torch.nn.Module, torch.optim.Optimizer, torch.T
 
 
 def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor) -> float:
-    loss = model(inputs).pow(2).mean()
+    loss: torch.Tensor = model(inputs).pow(2).mean()
     optimizer.zero_grad(set_to_none=True)
     loss.backward()  # type: ignore[no-untyped-call]
     optimizer.step()

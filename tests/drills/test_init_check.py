@@ -180,7 +180,9 @@ def test_the_step_zero_loss_row_shows_what_each_hypothesis_implies() -> None:
             and hypothesis.key in item.reference_for
         ]
         assert len(rows) == 1, hypothesis.key
-        implied = sig[rows[0].reference]
+        reference = rows[0].reference
+        assert reference is not None  # kept by the filter above; narrowed for the type checker
+        implied = sig[reference]
         if hypothesis.key == "too-large":
             assert implied == pytest.approx(2 * LN_C)
             assert "or more" in rows[0].label

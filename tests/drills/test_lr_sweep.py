@@ -221,7 +221,8 @@ def test_power_iteration_finds_the_top_eigenvalue_of_the_full_hessian() -> None:
         prediction = torch.func.functional_call(model, pieces, (x,))
         return torch.nn.functional.mse_loss(prediction, y)
 
-    hessian = torch.autograd.functional.hessian(loss_of_flat, flat)
+    # torch leaves hessian() unannotated.
+    hessian = torch.autograd.functional.hessian(loss_of_flat, flat)  # type: ignore[no-untyped-call]
     expected = float(torch.linalg.eigvalsh(hessian.double()).max())
 
     def loss_fn() -> torch.Tensor:

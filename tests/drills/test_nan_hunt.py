@@ -207,6 +207,7 @@ def test_an_empty_sequence_gives_a_finite_loss_and_nan_gradients() -> None:
     # The same batch through the token mean has clean gradients.
     leaf.grad = None
     mean_over_tokens(token_nll(leaf, labels), mask).backward()  # type: ignore[no-untyped-call]
+    assert leaf.grad is not None
     assert bool(torch.isfinite(leaf.grad).all())
 
 

@@ -26,12 +26,20 @@ class CalledOutOfOrder(nn.Module):
         self.early = Log()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.late(self.early(x) - 10.0)
+        out: torch.Tensor = self.late(self.early(x) - 10.0)
+        return out
 
 
 def tiny_model() -> nn.Sequential:
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+
+
+def linear(model: nn.Sequential, index: int) -> nn.Linear:
+    """The model's layer at `index`, typed as the Linear it is."""
+    layer = model[index]
+    assert isinstance(layer, nn.Linear)
+    return layer
 
 
 def test_inspect_tensor_classifies_nan_and_inf() -> None:
@@ -61,10 +69,11 @@ def test_data_stage() -> None:
 
 
 def test_activation_stage_names_the_module_that_made_it() -> None:
-    model = nn.Sequential(nn.Linear(3, 4), Log(), nn.Linear(4, 2))
+    first = nn.Linear(3, 4)
+    model = nn.Sequential(first, Log(), nn.Linear(4, 2))
     with torch.no_grad():
-        model[0].weight.fill_(1.0)
-        model[0].bias.zero_()
+        first.weight.fill_(1.0)
+        first.bias.zero_()
     with FirstNonFinite(model) as finder:
         finder.begin_step(0)
         model(torch.tensor([[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]]))
@@ -139,7 +148,7 @@ def test_gradient_order_follows_backward_not_registration() -> None:
     model = tiny_model()
     with FirstNonFinite(model) as finder:
         finder.begin_step(0)
-        model(torch.ones(2, 3)).sum().backward()  # type: ignore[no-untyped-call]
+        model(torch.ones(2, 3)).sum().backward()
         assert finder.check_gradients() is None
         order = finder.gradient_order
         assert set(order[:2]) == {"2.weight", "2.bias"}  # the layer nearest the loss first
@@ -152,8 +161,8 @@ def test_parameter_stage() -> None:
         finder.begin_step(9)
         assert finder.check_parameters() is None
         with torch.no_grad():
-            model[2].bias[0] = math.inf
-            model[0].weight[0, 0] = math.nan
+            linear(model, 2).bias[0] = math.inf
+            linear(model, 0).weight[0, 0] = math.nan
         finding = finder.check_parameters()
     # Parameters are listed in model order: the first layer's NaN comes before the head's inf.
     assert finding == Finding("parameter", "0.weight", 9, "nan", count=1, numel=12)

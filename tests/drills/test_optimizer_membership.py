@@ -126,10 +126,11 @@ def test_every_exclusion_sees_the_same_batch() -> None:
 
 def test_grad_without_update_and_stale_tensors_on_a_hand_made_model() -> None:
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
-    optimizer = torch.optim.SGD(model[0].parameters(), lr=0.1)
-    old = model[0].weight
-    model[0].weight = nn.Parameter(old.detach().clone())  # swapped after the optimizer
+    first = nn.Linear(2, 3)
+    model = nn.Sequential(first, nn.Linear(3, 1))
+    optimizer = torch.optim.SGD(first.parameters(), lr=0.1)
+    old = first.weight
+    first.weight = nn.Parameter(old.detach().clone())  # swapped after the optimizer
     assert [tuple(t.shape) for t in stale_tensors(model, optimizer)] == [(3, 2)]
     row = {"grad": "finite", "grad_norm": 0.3, "update_norm": 0.0}
     assert has_grad_but_no_update(row)

@@ -27,7 +27,7 @@ def test_no_two_threads_parse_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
             inside -= 1
         return real_parse(source)
 
-    monkeypatch.setattr(syntax.ast, "parse", slow_parse)
+    monkeypatch.setattr(ast, "parse", slow_parse)  # the module syntax.parse calls
     threads = [threading.Thread(target=syntax.parse, args=("x = 1\n",)) for _ in range(8)]
     for thread in threads:
         thread.start()

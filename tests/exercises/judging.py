@@ -52,6 +52,26 @@ def edited(code: str) -> str:
     return code + "\n# submitted as it was\n"
 
 
+def numbers(judgement: Judgement) -> dict[str, float]:
+    """The judgement's measurements that are numbers, by name: the bands compare these (one
+    that is missing or not a number is a KeyError in the test that reads it)."""
+    return {
+        key: value
+        for key, value in judgement.measurements.items()
+        if isinstance(value, int | float)
+    }
+
+
+def signed(judgement: Judgement) -> dict[str, float]:
+    """The judgement's signature values that are numbers, by name (as `numbers` for the
+    measurements)."""
+    return {
+        key: value
+        for key, value in judgement.signature.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
 def statuses(judgement: Judgement) -> dict[str, str]:
     return {check.key: check.status for check in judgement.checks}
 

@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from drills.sandbox.finished import Finished
+from drills.sandbox.finished import Finished, Status
 
 __all__ = ["Finished", "fork_run"]
 
@@ -67,7 +67,8 @@ def fork_run(
         sender.close()
         frames: list[dict[str, Any]] = []
         blobs: dict[str, bytes] = {}
-        status, reason = "ok", None
+        status: Status = "ok"
+        reason: str | None = None
         while True:
             left = TIMEOUT_S - (time.monotonic() - started)
             if left <= 0:

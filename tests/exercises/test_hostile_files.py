@@ -4,6 +4,7 @@ model trained or that a value is right, because every such check is measured out
 
 import pytest
 
+from drills.exercises.contract import Judgement
 from drills.exercises.registry import get_exercise
 from tests.exercises.judging import edited, judgement, solution, statuses
 
@@ -315,8 +316,8 @@ harness.learner_labels = learner_labels
     assert "neither token ids" in statuses_message(found, "labels-aligned")
 
 
-def statuses_message(found: object, key: str) -> str:
-    return next(c.message for c in found.checks if c.key == key)  # type: ignore[attr-defined]
+def statuses_message(found: Judgement, key: str) -> str:
+    return next(c.message for c in found.checks if c.key == key)
 
 
 EVAL = "eval-mode-remeasure"

@@ -7,6 +7,7 @@ import pytest
 
 from drills.exercises.judge import borrowed, decide, hidden_seeds, judge, same_as_starter
 from drills.exercises.registry import get_exercise
+from drills.sandbox.finished import Status
 from tests.exercises.judging import Points, judgement, statuses
 from tests.exercises.sandbox_double import Finished
 
@@ -79,7 +80,7 @@ def test_a_file_that_cannot_be_called_is_an_error(code: str, says: str) -> None:
 
 
 @pytest.mark.parametrize("status", ["failed", "timeout", "too-much-output", "unavailable"])
-def test_a_sandbox_that_did_not_finish_ok_is_an_error_with_its_reason(status: str) -> None:
+def test_a_sandbox_that_did_not_finish_ok_is_an_error_with_its_reason(status: Status) -> None:
     finished = Finished(status, None, stderr="Traceback ...\nMemoryError", reason="it said why")
     found = decide(OVERFIT, 0, hidden_seeds(OVERFIT, 0), finished)
     assert found.status == "error"

@@ -26,6 +26,8 @@ from tests.exercises.judging import (
     LearnerFiles,
     failing_checks,
     judgement,
+    numbers,
+    signed,
     solution,
     starter,
 )
@@ -91,9 +93,9 @@ def test_a_right_loop_written_differently_passes(name: str, seed: int) -> None:
     assert found.status == "passed", [check.message for check in found.checks]
     assert found.verdict == "clean"
     for run in RUNS:
-        assert found.measurements[f"wrong labels trained on ({run})"] == 0
-        assert found.measurements[f"right labels left out ({run})"] <= 2  # of 140-146
-        assert found.measurements[f"loss on the correct labels ({run})"] < 0.007
+        assert numbers(found)[f"wrong labels trained on ({run})"] == 0
+        assert numbers(found)[f"right labels left out ({run})"] <= 2  # of 140-146
+        assert numbers(found)[f"loss on the correct labels ({run})"] < 0.007
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -115,16 +117,16 @@ def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -
 def test_the_starter_and_the_solution_bands(seed: int) -> None:
     broken, fixed = starter(SLUG, seed), solution(SLUG, seed)
     # Of 8 epochs: 7-8 with 9-12 wrong labels, 2-7 with 4-6 (one run is enough to fail).
-    assert broken.measurements["spikes at one place (run A)"] >= 7
-    assert broken.measurements["spikes at one place (run B)"] >= 2
+    assert numbers(broken)["spikes at one place (run A)"] >= 7
+    assert numbers(broken)["spikes at one place (run B)"] >= 2
     for run in RUNS:
-        assert 0.04 < broken.measurements[f"loss on the correct labels ({run})"] < 0.35
-        assert fixed.measurements[f"spikes at one place ({run})"] <= 1  # a stray blip at most
-        assert fixed.measurements[f"loss on the correct labels ({run})"] < 0.004
+        assert 0.04 < numbers(broken)[f"loss on the correct labels ({run})"] < 0.35
+        assert numbers(fixed)[f"spikes at one place ({run})"] <= 1  # a stray blip at most
+        assert numbers(fixed)[f"loss on the correct labels ({run})"] < 0.004
     # The drill's reading of the starter's run A: one batch, replayed, stands out at every epoch.
-    assert broken.signature["spike_update_share"] == pytest.approx(1.0, rel=1e-4)
-    assert broken.signature["replay_suspect_loss"] > 3 * broken.signature["replay_normal_loss"]
-    assert fixed.signature["spike_count"] <= 1
+    assert signed(broken)["spike_update_share"] == pytest.approx(1.0, rel=1e-4)
+    assert signed(broken)["replay_suspect_loss"] > 3 * signed(broken)["replay_normal_loss"]
+    assert signed(fixed)["spike_count"] <= 1
 
 
 # -- the judge's own pieces --------------------------------------------------------------------
@@ -220,5 +222,5 @@ def test_a_probe_on_the_model_itself_is_forgotten_once_its_weights_are_put_back(
     # right_replay_on_the_model trains the judged model twice, on every batch, wrong labels
     # included, before it puts the initial weights back: only the last run is judged.
     found = FILES.judged("right_replay_on_the_model", 0)
-    assert found.signature["steps_run"] == CONFIG.steps
-    assert math.isclose(found.signature["normal_update_share"] or 0, 1.0, rel_tol=1e-4)
+    assert signed(found)["steps_run"] == CONFIG.steps
+    assert math.isclose(signed(found)["normal_update_share"], 1.0, rel_tol=1e-4)

@@ -14,6 +14,7 @@ from tests.exercises.judging import (
     LearnerFiles,
     failing_checks,
     judgement,
+    signed,
     solution,
     starter,
     statuses,
@@ -161,10 +162,9 @@ def test_the_drill_reads_the_run_where_the_rate_failed() -> None:
     one_step = FILES.judged("wrong_one_step_lowest", 1)
     assert number(one_step, "rate", METRES) == number(one_step, "rate", CENTIMETRES) == 0.3
     assert one_step.verdict == "too-aggressive"
-    assert one_step.signature["lr_1"] == 0.3 and one_step.signature["unstable_count"] == 2
+    assert signed(one_step)["lr_1"] == 0.3 and signed(one_step)["unstable_count"] == 2
     assert FILES.judged("wrong_rate_ten_thousand_lower", 1).verdict == "too-cautious"
-    signature = solution(SLUG, 1).signature
+    signature = signed(solution(SLUG, 1))
     assert signature["largest_stable_lr"] == signature["lr_1"]
     assert signature["smallest_unstable_lr"] == signature["lr_2"]
-    limit = signature["stability_limit"]
-    assert isinstance(limit, float) and signature["lr_1"] < limit < signature["lr_2"]
+    assert signature["lr_1"] < signature["stability_limit"] < signature["lr_2"]

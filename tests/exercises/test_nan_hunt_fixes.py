@@ -112,8 +112,7 @@ def test_the_probe_holds_what_breaks_each_wrong_log() -> None:
 
 def numbers(judged: Judgement) -> dict[str, float | None]:
     return {
-        key: None if value is None else float(value)  # type: ignore[arg-type]
-        for key, value in judged.measurements.items()
+        key: None if value is None else float(value) for key, value in judged.measurements.items()
     }
 
 

@@ -6,6 +6,7 @@ names what was measured. Then the bands themselves, and two files that would foo
 believed the code instead of measuring it."""
 
 import math
+from collections.abc import Mapping
 
 import pytest
 
@@ -102,7 +103,7 @@ def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -
 # -- the bands the thresholds were set from (drills/.../both_masks/checks.py) -----------------
 
 
-def number(measurements: dict[str, object], key: str) -> float:
+def number(measurements: Mapping[str, object], key: str) -> float:
     value = measurements[key]
     assert isinstance(value, int | float), (key, value)
     return float(value)

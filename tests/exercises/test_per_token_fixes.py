@@ -6,7 +6,7 @@ Then the bands themselves, as the judge measures them on the starter and the sol
 
 import pytest
 
-from tests.exercises.judging import SEEDS, LearnerFiles, solution, starter
+from tests.exercises.judging import SEEDS, LearnerFiles, numbers, solution, starter
 
 SLUG = "per-token-loss"
 FILES = LearnerFiles(SLUG, "per_token_loss")
@@ -64,8 +64,8 @@ def test_a_fixed_divisor_reads_as_a_token_sum() -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_per_token_bands(seed: int) -> None:
-    broken = starter(SLUG, seed).measurements
-    fixed = solution(SLUG, seed).measurements
+    broken = numbers(starter(SLUG, seed))
+    fixed = numbers(solution(SLUG, seed))
     for run in RUNS:
         # The per-token step to float32 rounding (measured: 2.7e-7 to 5e-7), under the 1e-4 band.
         assert fixed[f"step difference ({run})"] < 1e-6

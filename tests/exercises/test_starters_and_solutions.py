@@ -7,7 +7,7 @@ import math
 import pytest
 
 from drills.exercises.registry import all_exercises
-from tests.exercises.judging import SEEDS, solution, starter, statuses
+from tests.exercises.judging import SEEDS, numbers, solution, starter, statuses
 
 SLUGS = [exercise.slug for exercise in all_exercises()]
 
@@ -111,8 +111,8 @@ def test_the_solution_passes_every_check(slug: str, seed: int) -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_overfit_bands(seed: int) -> None:
-    broken = starter("overfit-shuffled-pairs", seed).measurements
-    fixed = solution("overfit-shuffled-pairs", seed).measurements
+    broken = numbers(starter("overfit-shuffled-pairs", seed))
+    fixed = numbers(solution("overfit-shuffled-pairs", seed))
     # One example is its own permutation: the broken loop still memorises it.
     assert broken["loss (1 example)"] < 0.01
     # Two and five: the loss stays up near the entropy of the batch's label mix (ln 2; 2:1:1:1).
@@ -128,8 +128,8 @@ def test_overfit_bands(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_break_the_graph_bands(seed: int) -> None:
-    broken = starter("graph-detached-features", seed).measurements
-    fixed = solution("graph-detached-features", seed).measurements
+    broken = numbers(starter("graph-detached-features", seed))
+    fixed = numbers(solution("graph-detached-features", seed))
     for run in ("run A", "run B"):
         assert broken[f"backbone change ({run})"] == 0.0
         assert broken[f"head change ({run})"] > 0.5
@@ -142,11 +142,11 @@ def test_break_the_graph_bands(seed: int) -> None:
 def test_shift_once_bands(seed: int) -> None:
     broken = starter("labels-shift-once", seed)
     fixed = solution("labels-shift-once", seed)
-    floor = fixed.measurements["next-token entropy"]
+    floor = numbers(fixed)["next-token entropy"]
     assert floor == pytest.approx(math.log(2))
     for run in ("run A", "run B"):
-        assert broken.measurements[f"next-letter loss ({run})"] > 2.0
-        assert fixed.measurements[f"next-letter loss ({run})"] == pytest.approx(floor, rel=0.15)
+        assert numbers(broken)[f"next-letter loss ({run})"] > 2.0
+        assert numbers(fixed)[f"next-letter loss ({run})"] == pytest.approx(floor, rel=0.15)
     # As trained, the double shift sits on the two-step entropy; the fix on the next-token one.
     two_step = broken.signature["two_step_entropy"]
     assert broken.signature["response_loss"] == pytest.approx(two_step, rel=0.15)
@@ -155,8 +155,8 @@ def test_shift_once_bands(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_eval_mode_bands(seed: int) -> None:
-    broken = starter("eval-mode-remeasure", seed).measurements
-    fixed = solution("eval-mode-remeasure", seed).measurements
+    broken = numbers(starter("eval-mode-remeasure", seed))
+    fixed = numbers(solution("eval-mode-remeasure", seed))
     for run in ("run A", "run B"):
         reference = fixed[f"eval-mode loss ({run})"]
         dropout = fixed[f"train-mode loss, mean of 4 ({run})"]
@@ -167,8 +167,8 @@ def test_eval_mode_bands(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_new_head_bands(seed: int) -> None:
-    broken = starter("optimizer-new-head", seed).measurements
-    fixed = solution("optimizer-new-head", seed).measurements
+    broken = numbers(starter("optimizer-new-head", seed))
+    fixed = numbers(solution("optimizer-new-head", seed))
     for run in ("run A", "run B"):
         assert broken[f"head change ({run})"] == 0.0
         assert fixed[f"head change ({run})"] > 0.1

@@ -230,6 +230,7 @@ def test_the_update_truth_agrees_with_the_kit_audit(setup: str) -> None:
             assert truth.ratio == ratio == 0.0
         else:
             assert truth.ratio == pytest.approx(ratio, rel=1e-6)
+            assert truth.ratio is not None  # narrows float | None for the type checker
             assert 1e-5 < truth.ratio < 0.5
 
 
