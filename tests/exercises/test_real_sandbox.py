@@ -32,6 +32,7 @@ def usable() -> None:
         ("nan-hunt-confident-logits", "clean"),
         ("padding-both-masks", "healthy"),
         ("loss-spikes-wrong-labels", "clean"),
+        ("gradient-check-smooth-l1-backward", "correct"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

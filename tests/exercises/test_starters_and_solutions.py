@@ -34,6 +34,11 @@ STARTER_FAILS = {
         "pad-attended-and-counted",
     ),
     "loss-spikes-wrong-labels": ({"wrong-labels-out", "no-recurring-spike", "learns"}, "bad-batch"),
+    # Slope x below beta (invisible at the self-test's beta = 1) and padded steps given a gradient.
+    "gradient-check-smooth-l1-backward": (
+        {"gradient-real", "gradient-padding", "learns"},
+        "wrong-backward",
+    ),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -63,6 +68,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "nan-hunt-confident-logits": "clean",
     "padding-both-masks": "healthy",
     "loss-spikes-wrong-labels": "clean",
+    "gradient-check-smooth-l1-backward": "correct",
 }
 
 
