@@ -34,6 +34,7 @@ def usable() -> None:
         ("loss-spikes-wrong-labels", "clean"),
         ("lr-sweep-choose-rate", "bracketed"),
         ("init-check-sound-start", "healthy"),
+        ("gradient-check-smooth-l1-backward", "correct"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

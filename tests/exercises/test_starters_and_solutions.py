@@ -39,6 +39,11 @@ STARTER_FAILS = {
     # Logits in the hundreds: the loss starts at hundreds of times ln(C) and ends near chance
     # or NaN; the gradients still reach every layer and no unit is dead.
     "init-check-sound-start": ({"first-loss", "activations", "learns"}, "too-large"),
+    # Slope x below beta (invisible at the self-test's beta = 1) and padded steps given a gradient.
+    "gradient-check-smooth-l1-backward": (
+        {"gradient-real", "gradient-padding", "learns"},
+        "wrong-backward",
+    ),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -70,6 +75,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "loss-spikes-wrong-labels": "clean",
     "lr-sweep-choose-rate": "bracketed",
     "init-check-sound-start": "healthy",
+    "gradient-check-smooth-l1-backward": "correct",
 }
 
 
