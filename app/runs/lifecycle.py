@@ -6,7 +6,7 @@ experiment or fix, a round, an exercise's code): its learner's queue turn is tak
 past their cap), the scheduler it goes to is chosen or it is held for their share, and its replay
 command is written. The feature adds what links the run to it, commits and calls `dispatch`.
 
-Four processes end runs: a worker storing its own record (app/runner/progress_store.py), the web
+Four places end runs: a worker storing its own record (app/runner/progress_store.py), the web
 process's writer for what it hears of its runs (evidence_writer.py), the housekeeping ending the
 runs nobody else will (housekeeping.py), and a learner cancelling one in the queue (attempts.py).
 Each locks the run's row, and, unless it has ended already, calls `end_run` in its transaction.
@@ -31,7 +31,7 @@ from app.runs.attempt_changes import Change, announce
 from app.runs.fair_share import sent_to, take_turn
 from drills.core.command import replay_command
 
-if TYPE_CHECKING:  # types only: a worker's progress store imports this module to end its run
+if TYPE_CHECKING:  # for the annotations only
     from app.runner.dispatcher import AttemptRunner
     from drills.core.contract import Drill
 
