@@ -37,6 +37,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("nan-hunt", "nan-hunt-confident-logits", "fix"),
         ("padding-masks", "padding-both-masks", "fix"),
         ("loss-spikes", "loss-spikes-wrong-labels", "fix"),
+        ("loss-vs-metric", "loss-vs-metric-rare-class", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -97,6 +98,16 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "nan-hunt-confident-logits": ("log_softmax", "logsumexp", "underflow", "log(0)", "round"),
         "padding-both-masks": ("mask", "inf", "ignore", "key", "softmax", "count", "attends to"),
         "loss-spikes-wrong-labels": ("label", "wrong", "corrupt", "left out", "leave out", "drop"),
+        "loss-vs-metric-rare-class": (
+            "class weight",
+            "balanc",
+            "sampl",
+            "threshold",
+            "imbalanc",
+            "recall",
+            "bias",
+            "inverse",
+        ),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

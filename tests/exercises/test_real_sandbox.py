@@ -32,6 +32,7 @@ def usable() -> None:
         ("nan-hunt-confident-logits", "clean"),
         ("padding-both-masks", "healthy"),
         ("loss-spikes-wrong-labels", "clean"),
+        ("loss-vs-metric-rare-class", "aligned"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

@@ -34,6 +34,8 @@ STARTER_FAILS = {
         "pad-attended-and-counted",
     ),
     "loss-spikes-wrong-labels": ({"wrong-labels-out", "no-recurring-spike", "learns"}, "bad-batch"),
+    # Plain cross-entropy at 2% rare: not one rare example found, so a majority vote.
+    "loss-vs-metric-rare-class": ({"finds-rare", "balanced-accuracy"}, "majority-vote"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -63,6 +65,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "nan-hunt-confident-logits": "clean",
     "padding-both-masks": "healthy",
     "loss-spikes-wrong-labels": "clean",
+    "loss-vs-metric-rare-class": "aligned",
 }
 
 
