@@ -35,6 +35,7 @@ def usable() -> None:
         ("lr-sweep-choose-rate", "bracketed"),
         ("init-check-sound-start", "healthy"),
         ("gradient-check-smooth-l1-backward", "correct"),
+        ("loss-vs-metric-rare-class", "aligned"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

@@ -44,6 +44,8 @@ STARTER_FAILS = {
         {"gradient-real", "gradient-padding", "learns"},
         "wrong-backward",
     ),
+    # Plain cross-entropy at 2% rare: not one rare example found, so a majority vote.
+    "loss-vs-metric-rare-class": ({"finds-rare", "balanced-accuracy"}, "majority-vote"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -76,6 +78,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "lr-sweep-choose-rate": "bracketed",
     "init-check-sound-start": "healthy",
     "gradient-check-smooth-l1-backward": "correct",
+    "loss-vs-metric-rare-class": "aligned",
 }
 
 

@@ -1,0 +1,1 @@
+"""Code exercises of "Loss vs metric": one folder each, found by drills.exercises.registry."""
