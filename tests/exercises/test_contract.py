@@ -37,6 +37,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("nan-hunt", "nan-hunt-confident-logits", "fix"),
         ("padding-masks", "padding-both-masks", "fix"),
         ("loss-spikes", "loss-spikes-wrong-labels", "fix"),
+        ("overfitting-leakage", "overfitting-honest-early-stop", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -97,6 +98,17 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "nan-hunt-confident-logits": ("log_softmax", "logsumexp", "underflow", "log(0)", "round"),
         "padding-both-masks": ("mask", "inf", "ignore", "key", "softmax", "count", "attends to"),
         "loss-spikes-wrong-labels": ("label", "wrong", "corrupt", "left out", "leave out", "drop"),
+        "overfitting-honest-early-stop": (
+            "cop",
+            "duplicat",
+            "leak",
+            "overfit",
+            "memoris",
+            "early stop",
+            "patience",
+            "checkpoint",
+            "minimum",
+        ),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]
 

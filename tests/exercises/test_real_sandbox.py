@@ -32,6 +32,7 @@ def usable() -> None:
         ("nan-hunt-confident-logits", "clean"),
         ("padding-both-masks", "healthy"),
         ("loss-spikes-wrong-labels", "clean"),
+        ("overfitting-honest-early-stop", "generalises"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

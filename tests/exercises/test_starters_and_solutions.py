@@ -34,6 +34,8 @@ STARTER_FAILS = {
         "pad-attended-and-counted",
     ),
     "loss-spikes-wrong-labels": ({"wrong-labels-out", "no-recurring-spike", "learns"}, "bad-batch"),
+    # The copies are trained on, and the last of 40 epochs kept: far past the large table's best.
+    "overfitting-honest-early-stop": ({"validation-kept-out", "not-overfit"}, "leakage"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -63,6 +65,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "nan-hunt-confident-logits": "clean",
     "padding-both-masks": "healthy",
     "loss-spikes-wrong-labels": "clean",
+    "overfitting-honest-early-stop": "generalises",
 }
 
 
