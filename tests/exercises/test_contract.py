@@ -41,6 +41,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("init-check", "init-check-sound-start", "fix"),
         ("gradient-check", "gradient-check-smooth-l1-backward", "fix"),
         ("loss-vs-metric", "loss-vs-metric-rare-class", "fix"),
+        ("overfitting-leakage", "overfitting-honest-early-stop", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -122,6 +123,17 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
             "recall",
             "bias",
             "inverse",
+        ),
+        "overfitting-honest-early-stop": (
+            "cop",
+            "duplicat",
+            "leak",
+            "overfit",
+            "memoris",
+            "early stop",
+            "patience",
+            "checkpoint",
+            "minimum",
         ),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]

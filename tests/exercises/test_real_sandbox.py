@@ -36,6 +36,7 @@ def usable() -> None:
         ("init-check-sound-start", "healthy"),
         ("gradient-check-smooth-l1-backward", "correct"),
         ("loss-vs-metric-rare-class", "aligned"),
+        ("overfitting-honest-early-stop", "generalises"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

@@ -46,6 +46,8 @@ STARTER_FAILS = {
     ),
     # Plain cross-entropy at 2% rare: not one rare example found, so a majority vote.
     "loss-vs-metric-rare-class": ({"finds-rare", "balanced-accuracy"}, "majority-vote"),
+    # The copies are trained on, and the last of 40 epochs kept: far past the large table's best.
+    "overfitting-honest-early-stop": ({"validation-kept-out", "not-overfit"}, "leakage"),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -79,6 +81,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "init-check-sound-start": "healthy",
     "gradient-check-smooth-l1-backward": "correct",
     "loss-vs-metric-rare-class": "aligned",
+    "overfitting-honest-early-stop": "generalises",
 }
 
 

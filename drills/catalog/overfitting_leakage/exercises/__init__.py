@@ -1,0 +1,2 @@
+"""Code exercises of "Overfitting and leakage": one folder each, found by
+drills.exercises.registry."""
