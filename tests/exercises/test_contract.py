@@ -126,7 +126,8 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         ),
         "overfitting-honest-early-stop": (
             "cop",
-            "duplicat",
+            "duplicate",
+            "duplication",
             "leak",
             "overfit",
             "memoris",
