@@ -13,12 +13,12 @@ from pydantic import ValidationError
 from sqlmodel import Session
 
 from app import cluster_commands
+from app.accounts.models import Role
 from app.accounts.service import AccountError, create_user, find_user, set_password
 from app.core.backup import back_up
 from app.core.config import Settings
 from app.core.db import make_engine
 from app.core.migrate import upgrade
-from app.models import Role
 from app.portfolio.verify_cli import verify_export
 from app.runner.cluster_config import QUIET_DASK_LOGGERS
 

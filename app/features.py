@@ -3,6 +3,9 @@
 Every process that ends runs calls `install()` before it does: the web app's factory
 (app/main.py) and a worker's progress store (app/runner/progress_store.py). A feature's module
 is imported here and nowhere on the run's path, so `app/runs/` depends on none of them.
+
+Every feature's tables come with them (`app.tables`): a process that stores a run needs the whole
+metadata, because a run's row points at tables other features own (an attempt at its round).
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from typing import Any
 
 from sqlmodel import Session
 
+import app.tables  # noqa: F401  (the whole metadata: see above)
 from app.cases.records import reveal_after_run
 from app.exercises.judgements import keep_judgement
-from app.models import Attempt, utcnow
+from app.models.time import utcnow
 from app.practice.misses import note_drill_miss
 from app.runs.lifecycle import when_a_run_ends
+from app.runs.models import Attempt
 
 
 def _judgement(session: Session, attempt: Attempt, record: Mapping[str, Any] | None) -> None:

@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlmodel import Session, col
 
 from app.core.db import make_engine
-from app.models import Attempt, MetricPoint
+from app.runs.models import Attempt, MetricPoint
 
 
 @dataclass(frozen=True)

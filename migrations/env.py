@@ -5,7 +5,7 @@ from alembic import context
 from sqlalchemy import Connection, text
 from sqlmodel import SQLModel
 
-import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+import app.tables  # noqa: F401  (registers every table on SQLModel.metadata)
 from app.core.config import Settings
 from app.core.db import make_engine
 

@@ -20,13 +20,15 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app import features
+from app.accounts.models import Role, User
 from app.accounts.service import create_user
 from app.core.config import Settings
 from app.core.db import make_engine
 from app.core.migrate import upgrade
 from app.main import create_app
-from app.models import Attempt, Replay, Role, User
 from app.runner.cluster import local_cluster
+from app.runs.models import Attempt
+from app.runs.replay_models import Replay
 from app.security import passwords
 from tests.postgres import database_name, throwaway_database
 

@@ -1,4 +1,6 @@
-"""The house rules between layers: app -> drills only, and no torch in the web process."""
+"""The house rules import-linter cannot state: no torch where none belongs, no SQL in routes, one
+constructor of a run, every table registered. The import rules between packages are contracts
+in pyproject.toml ([tool.importlinter]); the first test runs them."""
 
 import ast
 import subprocess
@@ -19,16 +21,35 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-def test_drills_never_import_the_web_layer() -> None:
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(
-            name
-            for name in imported_modules(path)
-            if name.split(".")[0] in {"app", "fastapi", "starlette", "sqlmodel", "sqlalchemy"}
-        )
-        for path in (ROOT / "drills").rglob("*.py")
+def test_the_import_contracts_hold() -> None:
+    """drills/ apart from the web app, the runner under the services, the run's end under the
+    features, features through hooks: `lint-imports` checks each contract in pyproject.toml."""
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert "0 broken" in result.stdout
+
+
+def test_every_features_tables_are_in_the_whole_metadata() -> None:
+    """Alembic sees only what app/tables.py imports: a feature's new models module must be there."""
+    modules = sorted(
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for pattern in ("app/*/models.py", "app/*/*_models.py")
+        for path in ROOT.glob(pattern)
+        if path.parent.name != "models"
+    )
+    listed = {
+        f"{node.module}.{alias.name}"
+        for node in ast.parse((ROOT / "app" / "tables.py").read_text()).body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
     }
-    assert {path: names for path, names in offenders.items() if names} == {}
+    assert [module for module in modules if module not in listed] == []
+    assert len(modules) >= 9, modules
 
 
 def test_the_web_process_describes_drills_without_importing_torch() -> None:
@@ -94,41 +115,6 @@ def test_core_and_drill_descriptions_import_no_torch_at_module_level() -> None:
     assert offenders == []
 
 
-# The runner may lean on settings, the models' vocabulary and itself; the services (evidence,
-# replays, the broker, attempts, ...) depend on the runner, never the other way round.
-RUNNER_MAY_IMPORT = {"app.core.config", "app.models"}
-# One exception, on the worker's side: the progress store is what a worker runs to store its own
-# run, so it uses the run's lifecycle, the evidence functions, the change channel, the engine
-# factory and the features' hooks (app/features.py). Nothing on the web process's side of the
-# runner imports it (worker_task does, inside the task).
-WORKER_SIDE_MAY_IMPORT = {
-    "app/runner/progress_store.py": {
-        "app",
-        "app.runs",
-        "app.runs.evidence",
-        "app.runs.attempt_changes",
-        "app.runs.lifecycle",
-        "app.core.db",
-    },
-}
-
-
-def test_the_runner_imports_no_service_module() -> None:
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(
-            name
-            for name in imported_modules(path)
-            if name.split(".")[0] == "app"
-            and not name.startswith("app.runner")
-            and name not in RUNNER_MAY_IMPORT
-            and not name.startswith("app.models.")
-            and name not in WORKER_SIDE_MAY_IMPORT.get(str(path.relative_to(ROOT)), set())
-        )
-        for path in (ROOT / "app" / "runner").glob("*.py")
-    }
-    assert {path: names for path, names in offenders.items() if names} == {}
-
-
 def test_the_progress_store_is_imported_only_inside_the_worker_task() -> None:
     """The web process's runner never loads the worker's storage at module level."""
     for path in (ROOT / "app" / "runner").glob("*.py"):
@@ -166,26 +152,6 @@ def test_route_handlers_leave_database_work_to_the_services() -> None:
             ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} session.{node.func.attr}")
     assert offenders == []
-
-
-# What ends a run (app/runs/lifecycle.py and the four places that call it) knows no feature: cases,
-# review and exercises react through the hooks app/features.py registers.
-RUN_ENDING_PATH = [
-    "app/runs/lifecycle.py",
-    "app/runs/evidence.py",
-    "app/runs/evidence_writer.py",
-    "app/runs/housekeeping.py",
-    "app/runner/progress_store.py",
-]
-FEATURES = ("app.cases", "app.practice", "app.exercises", "app.grading", "app.portfolio")
-
-
-def test_the_run_ending_path_imports_no_feature() -> None:
-    offenders = {
-        path: sorted(name for name in imported_modules(ROOT / path) if name.startswith(FEATURES))
-        for path in RUN_ENDING_PATH
-    }
-    assert {path: names for path, names in offenders.items() if names} == {}
 
 
 def test_every_run_is_made_by_the_lifecycle() -> None:

@@ -5,7 +5,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
 from app.accounts import service as accounts
-from app.models import Role
+from app.accounts.models import Role
 from app.web.deps import AdminDep, RowId, SessionDep
 from app.web.forms import FormDep
 from app.web.templating import templates

@@ -8,11 +8,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
 from app.accounts import cohorts
+from app.accounts.models import Cohort
 from app.cases.results import cohort_case_results
 from app.exercises.views import cohort_exercises
 from app.grading.cohort_csv import cohort_csv
 from app.grading.progress import cohort_learners, progress_grid, work_links
-from app.models import Cohort
 from app.practice import items as review_items
 from app.practice.results import cohort_practice
 from app.web.deps import CohortDep, CurrentUser, InstructorDep, NowDep, SessionDep

@@ -6,9 +6,9 @@ import secrets
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.accounts.models import Cohort, CohortMembership, Role, User
 from app.core.limits import MAX_CASE_BUDGET, MAX_COHORT_NAME, MIN_CASE_BUDGET
 from app.core.whole_numbers import whole_number
-from app.models import Cohort, CohortMembership, Role, User
 
 # No 0/O or 1/I/L: codes are read out loud and typed by hand.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"

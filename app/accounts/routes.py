@@ -8,8 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
+from app.accounts.models import Role, User
 from app.accounts.service import AccountError, authenticate, create_user, new_account_problems
-from app.models import Role, User
 from app.security.login_sessions import close_login, open_login
 from app.web.deps import OptionalUserDep, SessionDep, ThrottleDep
 from app.web.forms import FormDep

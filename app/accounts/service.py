@@ -5,8 +5,8 @@ import re
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.accounts.models import Role, User
 from app.core.limits import MAX_DISPLAY_NAME
-from app.models import Role, User
 from app.security.login_sessions import close_every_login
 from app.security.passwords import hash_password, password_problem, verify_password
 from app.web.field_errors import ErrorCollector, FieldErrors

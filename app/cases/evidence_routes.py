@@ -7,9 +7,10 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
+from app.accounts.models import MAX_ROW_ID
 from app.cases import service as cases
 from app.cases import views as case_views
-from app.models import MAX_ROW_ID, CaseAttempt, CaseRun, CaseStage
+from app.cases.models import CaseAttempt, CaseRun, CaseStage
 from app.runs.schemas import error_responses
 from app.runs.streams import StreamSource, event_stream
 from app.web.access import can_read_work_of

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
+from app.cases.models import CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.core.row_locks import lock_row
-from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage, utcnow
+from app.models.time import utcnow
 from app.practice.misses import note_case_miss
+from app.runs.models import Attempt
 from drills.cases.registry import UnknownCase, get_case
 from drills.cases.scoring import Diagnosis, score_case
 

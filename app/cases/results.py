@@ -9,7 +9,8 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.models import CaseAttempt, CaseStage, User
+from app.accounts.models import User
+from app.cases.models import CaseAttempt, CaseStage
 from drills.cases.registry import all_cases
 
 

@@ -11,10 +11,10 @@ from starlette.datastructures import FormData
 from app.cases import service as cases
 from app.cases import views as case_views
 from app.cases.forms import InvalidCaseInput
+from app.cases.models import CASE_RUBRIC, CaseAttempt
 from app.grading import case_reviews
 from app.grading import queue as review_queue
 from app.grading.rubric import InvalidReview
-from app.models import CASE_RUBRIC, CaseAttempt
 from app.runs.fair_share import TooManyRuns
 from app.web.access import can_review_work_of
 from app.web.deps import (

@@ -15,21 +15,15 @@ from sqlmodel import Session, col, func, select
 
 from app.accounts.cohorts import cohorts_joined_by
 from app.cases.forms import InvalidCaseInput, parse_diagnosis, parse_verdict
+from app.cases.models import DEFAULT_CASE_BUDGET, CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.cases.records import experiments_run
 from app.core.row_locks import lock_row
-from app.models import (
-    DEFAULT_CASE_BUDGET,
-    Attempt,
-    CaseAttempt,
-    CaseRun,
-    CaseRunKind,
-    CaseStage,
-    utcnow,
-)
+from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle
 from app.runs.attempts import dispatch
 from app.runs.fair_share import take_turn
+from app.runs.models import Attempt
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, knobs_for
 from drills.cases.registry import get_case

@@ -11,9 +11,10 @@ from sqlmodel import Session
 
 from app.cases import records as case_records
 from app.cases import service as cases
+from app.cases.models import CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.core.whole_numbers import whole_number
-from app.models import Attempt, CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.runs import evidence
+from app.runs.models import Attempt
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES, Case, CaseSet, Experiment
 from drills.cases.draw import Draw, fix_knobs

@@ -8,10 +8,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
+from app.accounts.models import MAX_ROW_ID
 from app.exercises import service, views
 from app.exercises.deps import ExerciseDep, RunDep
 from app.exercises.judgements import run_of
-from app.models import MAX_ROW_ID
 from app.runs.schemas import error_responses
 from app.runs.streams import StreamSource, event_stream
 from app.web.deps import BrokerDep, CurrentUser, EngineDep, RunnerDep, SessionDep

@@ -5,7 +5,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException
 
-from app.models import Attempt
+from app.runs.models import Attempt
 from app.web.access import can_read_work_of
 from app.web.deps import CurrentUser, RowId, SessionDep
 from drills.exercises.contract import Exercise

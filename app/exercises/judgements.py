@@ -9,7 +9,7 @@ from typing import Any
 from sqlmodel import Session, select
 
 from app.exercises.models import MAX_OUTPUT, ExerciseRun
-from app.models.evidence import Attempt
+from app.runs.models import Attempt
 
 
 def run_of(session: Session, attempt: Attempt) -> ExerciseRun | None:

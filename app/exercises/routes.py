@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app.exercises import service, views
 from app.exercises.deps import ExerciseDep, RunDep
-from app.models import Attempt
+from app.runs.models import Attempt
 from app.web.deps import CurrentUser, RunnerDep, SessionDep
 from app.web.forms import FormDataDep
 from app.web.templating import templates

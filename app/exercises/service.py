@@ -16,11 +16,12 @@ from sqlmodel import Session, col, select
 from app.core.limits import MAX_SEED
 from app.core.row_locks import lock_row
 from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseRun
-from app.models import Attempt, utcnow
+from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle
 from app.runs.attempts import not_dispatched
 from app.runs.fair_share import priority_of, take_turn
+from app.runs.models import Attempt
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
 from drills.exercises.record import exercise_command
@@ -184,7 +185,7 @@ def reveal_solution(session: Session, *, learner_id: int, exercise: Exercise) ->
 def _locked_help(session: Session, *, learner_id: int, exercise: Exercise) -> ExerciseHelp:
     """The learner's help row, created if needed, locked to the end of the transaction: two
     presses at once serialise on it (the learner's row lock makes the creation race-free)."""
-    from app.models import User
+    from app.accounts.models import User
 
     lock_row(session, User, learner_id)
     help_taken = help_of(session, learner_id=learner_id, exercise=exercise)

@@ -12,8 +12,8 @@ from sqlmodel import Session
 from app.exercises import service
 from app.exercises.judgements import run_of
 from app.exercises.models import ExerciseRun
-from app.models import Attempt
 from app.runs import evidence
+from app.runs.models import Attempt
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
 from drills.exercises.registry import all_exercises

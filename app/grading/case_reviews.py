@@ -7,8 +7,9 @@ from collections.abc import Mapping
 
 from sqlmodel import Session, col, select
 
+from app.accounts.models import Role, User
+from app.cases.models import CASE_RUBRIC, CaseAttempt, CaseReview, CaseStage
 from app.grading.rubric import InvalidReview, parse_review, store_decision_once
-from app.models import CASE_RUBRIC, CaseAttempt, CaseReview, CaseStage, Role, User
 from app.web.access import learners_of
 
 

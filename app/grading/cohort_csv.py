@@ -6,7 +6,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from app.models import User
+from app.accounts.models import User
 from drills.core.registry import all_drills
 
 NOT_STARTED = "not started"

@@ -7,7 +7,9 @@ from enum import StrEnum
 
 from sqlmodel import Session, col, func, select
 
-from app.models import Attempt, Cohort, CohortMembership, Review, Submission, User, drill_page_runs
+from app.accounts.models import Cohort, CohortMembership, User
+from app.grading.models import Review, Submission
+from app.runs.models import Attempt, drill_page_runs
 from drills.core.registry import all_drills
 
 

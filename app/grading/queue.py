@@ -6,9 +6,10 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
+from app.accounts.models import Role, User
 from app.grading.case_reviews import unreviewed_cases
+from app.grading.models import Submission, SubmissionStatus
 from app.grading.round_reviews import unreviewed_rounds
-from app.models import Role, Submission, SubmissionStatus, User
 from app.web.access import learners_of
 
 

@@ -8,8 +8,10 @@ from collections.abc import Mapping
 
 from sqlmodel import Session, col, select
 
+from app.accounts.models import Role, User
+from app.cases.models import CASE_RUBRIC
 from app.grading.rubric import InvalidReview, parse_review, store_decision_once
-from app.models import CASE_RUBRIC, DiagnosisRound, Role, RoundReview, User
+from app.practice.round_models import DiagnosisRound, RoundReview
 from app.web.access import learners_of
 
 

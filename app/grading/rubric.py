@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel
 
 from app.core.limits import MAX_REVIEW_COMMENT
-from app.models import Decision
+from app.grading.models import Decision
 from app.web.field_errors import ErrorCollector, FieldErrors
 
 Rubric = tuple[tuple[str, str], ...]

@@ -7,12 +7,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
 from app.accounts.cohorts import cohorts_joined_by
+from app.accounts.models import User
 from app.grading import queue as review_queue
 from app.grading import submissions
+from app.grading.models import RUBRIC, Submission, SubmissionStatus
 from app.grading.progress import is_first_visit, latest_feedback, progress_grid
-from app.models import RUBRIC, Attempt, Submission, SubmissionStatus, User
 from app.practice.study_path import path_standing
 from app.runs import run_comparison
+from app.runs.models import Attempt
 from app.runs.views import attempt_context, drill_page_context, submission_versions, submit_context
 from app.web.access import can_review_work_of
 from app.web.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep

@@ -6,20 +6,12 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.accounts.models import MAX_ROW_ID, User
 from app.core.limits import MAX_SUBMISSION_TEXT
 from app.core.whole_numbers import whole_number
+from app.grading.models import RUBRIC, Review, Submission, SubmissionStatus
 from app.grading.rubric import InvalidReview, parse_review, store_decision_once
-from app.models import (
-    MAX_ROW_ID,
-    RUBRIC,
-    Attempt,
-    AttemptStatus,
-    Review,
-    Submission,
-    SubmissionStatus,
-    User,
-    drill_page_runs,
-)
+from app.runs.models import Attempt, AttemptStatus, drill_page_runs
 from app.web.field_errors import ErrorCollector, FieldErrors
 from drills.core.contract import Drill
 

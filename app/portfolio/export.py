@@ -9,7 +9,8 @@ from typing import Any, Literal
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlmodel import Session
 
-from app.models import User, utcnow
+from app.accounts.models import User
+from app.models.time import utcnow
 from app.portfolio.bundle import zip_bundle
 from app.portfolio.html import render_portfolio
 from app.portfolio.records import load_records

@@ -6,13 +6,15 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.exercises.models import ExerciseRun
+from app.grading.models import Submission
 from app.grading.progress import progress_grid
-from app.models import Attempt, ExerciseRun, Submission
 from app.portfolio.charts import chart_svg
 from app.portfolio.practice_html import practice_sections
 from app.portfolio.practice_statements import exercise_run_id
 from app.portfolio.records import LearnerRecords, Records
 from app.portfolio.statements import attempt_id, review_id, submission_id
+from app.runs.models import Attempt
 from app.runs.views import numeric_rows, observation_rows, reference_lines
 from app.web.markdown import render_markdown
 from app.web.templating import templates

@@ -10,7 +10,7 @@ from collections import Counter
 from datetime import date, timedelta
 from typing import Any
 
-from app.models import CaseAttempt, DiagnosisRound, ReviewLogEntry, ReviewRating
+from app.cases.models import CaseAttempt
 from app.portfolio.practice_statements import (
     case_attempt_id,
     review_item_name,
@@ -18,6 +18,8 @@ from app.portfolio.practice_statements import (
     spaced_review_id,
 )
 from app.portfolio.records import LearnerRecords
+from app.practice.models import ReviewLogEntry, ReviewRating
+from app.practice.round_models import DiagnosisRound
 from drills.cases.contract import CaseSet
 from drills.cases.registry import UnknownCase, get_case
 from drills.core.registry import UnknownDrill, get_drill

@@ -4,8 +4,13 @@ passed / failed)."""
 
 from typing import Any
 
-from app.models import Attempt, CaseAttempt, DiagnosisRound, ExerciseRun, ReviewLogEntry, User
+from app.accounts.models import User
+from app.cases.models import CaseAttempt
+from app.exercises.models import ExerciseRun
 from app.portfolio.xapi import agent, timestamp, verb
+from app.practice.models import ReviewLogEntry
+from app.practice.round_models import DiagnosisRound
+from app.runs.models import Attempt
 
 
 def case_attempt_id(case_attempt_pk: int) -> str:

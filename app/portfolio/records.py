@@ -11,21 +11,14 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.models import (
-    Attempt,
-    CaseAttempt,
-    CaseStage,
-    DiagnosisRound,
-    ExerciseRun,
-    Explanation,
-    MetricPoint,
-    Replay,
-    Review,
-    ReviewLogEntry,
-    Submission,
-    User,
-    drill_page_runs,
-)
+from app.accounts.models import User
+from app.cases.models import CaseAttempt, CaseStage
+from app.exercises.models import ExerciseRun
+from app.grading.models import Review, Submission
+from app.practice.models import ReviewLogEntry
+from app.practice.round_models import DiagnosisRound
+from app.runs.models import Attempt, Explanation, MetricPoint, drill_page_runs
+from app.runs.replay_models import Replay
 
 Series = dict[str, list[list[Any]]]
 

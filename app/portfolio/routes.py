@@ -6,9 +6,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import UploadFile
 
+from app.accounts.models import MAX_ROW_ID
 from app.core.whole_numbers import whole_number
 from app.grading.progress import cohort_learners
-from app.models import MAX_ROW_ID, utcnow
+from app.models.time import utcnow
 from app.portfolio.bundle import cohort_basename, learner_basename
 from app.portfolio.export import Kind, PortfolioExport, build_export
 from app.portfolio.signing import UnreadableExport, VerifyResult

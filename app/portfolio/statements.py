@@ -9,15 +9,8 @@ field (app/portfolio/canonical.py), so a reader can tell which record changed. I
 
 from typing import Any
 
-from app.models import (
-    RUBRIC,
-    Attempt,
-    AttemptStatus,
-    Replay,
-    Review,
-    Submission,
-    User,
-)
+from app.accounts.models import User
+from app.grading.models import RUBRIC, Review, Submission
 from app.portfolio.practice_statements import (
     case_statement,
     exercise_statement,
@@ -26,6 +19,8 @@ from app.portfolio.practice_statements import (
 )
 from app.portfolio.records import Records, Series
 from app.portfolio.xapi import agent, digested, drill_activity, timestamp, verb
+from app.runs.models import Attempt, AttemptStatus
+from app.runs.replay_models import Replay
 
 _VERB_BY_STATUS = {
     AttemptStatus.queued: "attempted",

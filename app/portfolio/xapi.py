@@ -4,7 +4,8 @@ the verb and a drill as the activity."""
 from datetime import UTC, datetime
 from typing import Any
 
-from app.models import User, as_utc
+from app.accounts.models import User
+from app.models.time import as_utc
 from app.portfolio.canonical import JCS, jcs_safe
 from drills.core.registry import UnknownDrill, get_drill
 

@@ -8,9 +8,11 @@ from typing import Any
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from app.cases.models import CaseAttempt
 from app.core import limits
-from app.models import Attempt, CaseAttempt, ReviewCard, ReviewSource
 from app.practice.items import CASE_MISS, DRILL_MISS
+from app.practice.models import ReviewCard, ReviewSource
+from app.runs.models import Attempt
 
 
 def _upsert_miss(session: Session, row: dict[str, Any]) -> None:

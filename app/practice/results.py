@@ -7,8 +7,10 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
-from app.models import DiagnosisRound, ReviewCard, ReviewLogEntry, ReviewRating, User
+from app.accounts.models import User
 from app.practice.items import item_title
+from app.practice.models import ReviewCard, ReviewLogEntry, ReviewRating
+from app.practice.round_models import DiagnosisRound
 from app.practice.service import day_start
 
 # Retention is read on reviews made at least this long after the item's previous review:

@@ -9,13 +9,15 @@ from sqlmodel import Session
 from sse_starlette import EventSourceResponse
 from starlette.datastructures import FormData
 
+from app.accounts.models import MAX_ROW_ID
 from app.cases import views as case_views
 from app.cases.forms import InvalidCaseInput
+from app.cases.models import CASE_RUBRIC
 from app.grading import queue as review_queue
 from app.grading import round_reviews
 from app.grading.rubric import InvalidReview
-from app.models import CASE_RUBRIC, MAX_ROW_ID, DiagnosisRound
 from app.practice import round_views, rounds
+from app.practice.round_models import DiagnosisRound
 from app.runs.streams import StreamSource, event_stream
 from app.web.access import can_review_work_of
 from app.web.deps import (

@@ -9,12 +9,14 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.accounts.models import User
 from app.cases import views as case_views
 from app.catalogue.drill_links import drill_setup_href
 from app.grading.round_reviews import review_of
-from app.models import Attempt, DiagnosisRound, RoundReview, User
 from app.practice import rounds
+from app.practice.round_models import DiagnosisRound, RoundReview
 from app.runs import evidence
+from app.runs.models import Attempt
 from app.web.access import can_review_work_of
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES

@@ -17,11 +17,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from app.cases.forms import parse_diagnosis
-from app.models import Attempt, AttemptStatus, DiagnosisRound
+from app.practice.round_models import DiagnosisRound
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle
 from app.runs.attempts import dispatch
 from app.runs.fair_share import take_turn
+from app.runs.models import Attempt, AttemptStatus
 from drills.cases.contract import CaseSet
 from drills.core.registry import get_drill
 from drills.practice.round_answers import case_set_of, score_round

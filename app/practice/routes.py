@@ -7,11 +7,12 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.accounts.models import MAX_ROW_ID
 from app.core.whole_numbers import whole_number
-from app.models import MAX_ROW_ID, ReviewRating
 from app.practice import items as review_items
 from app.practice import return_line as review_return
 from app.practice import service as practice
+from app.practice.models import ReviewRating
 from app.web.deps import CurrentUser, NowDep, SessionDep
 from app.web.error_pages import error_page
 from app.web.forms import FormDep, is_htmx

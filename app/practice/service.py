@@ -17,7 +17,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from app.core import limits
-from app.models import ReviewCard, ReviewLogEntry, ReviewRating, ReviewSource
 from app.practice.items import (
     COHORT,
     TRACK,
@@ -27,6 +26,7 @@ from app.practice.items import (
     item_title,
     practice_item,
 )
+from app.practice.models import ReviewCard, ReviewLogEntry, ReviewRating, ReviewSource
 from app.web.field_errors import FieldErrors
 from drills.practice import scheduling
 from drills.practice.items import all_items

@@ -5,15 +5,10 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
-from app.models import (
-    Attempt,
-    CaseAttempt,
-    CaseStage,
-    DiagnosisRound,
-    ReviewLogEntry,
-    ReviewRating,
-    drill_page_runs,
-)
+from app.cases.models import CaseAttempt, CaseStage
+from app.practice.models import ReviewLogEntry, ReviewRating
+from app.practice.round_models import DiagnosisRound
+from app.runs.models import Attempt, drill_page_runs
 from drills.cases.registry import get_case
 from drills.core.registry import get_drill
 from drills.practice.items import get_item

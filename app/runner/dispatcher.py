@@ -21,7 +21,6 @@ from distributed import Client, Future, LocalCluster, fire_and_forget
 from distributed.scheduler import KilledWorker
 
 from app.core.config import Settings
-from app.models import AttemptStatus
 from app.runner.cluster import connect
 from app.runner.events import Ended, EventSink, Finished, ReplayDone
 from app.runner.pool import PoolKeeper
@@ -31,6 +30,7 @@ from app.runner.worker_task import (
     execute_exercise,
     execute_replay,
 )
+from app.runs.models import AttemptStatus
 
 logger = logging.getLogger(__name__)
 

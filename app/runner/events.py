@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from app.models import AttemptStatus
+from app.runs.models import AttemptStatus
 
 # (metric name, step, value); non-finite values arrive as "nan"/"inf"/"-inf" strings.
 Point = tuple[str, int, float | str | None]

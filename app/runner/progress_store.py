@@ -20,10 +20,11 @@ from sqlmodel import Session, col, select
 
 from app import features
 from app.core.db import make_engine
-from app.models import Attempt, AttemptStatus, utcnow
+from app.models.time import utcnow
 from app.runner.events import Point
 from app.runs import evidence, lifecycle
 from app.runs.attempt_changes import Change, announce
+from app.runs.models import Attempt, AttemptStatus
 
 logger = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from sse_starlette import EventSourceResponse
 
+from app.accounts.models import MAX_ROW_ID
 from app.core.limits import MAX_REQUEST_KEY
-from app.models import MAX_ROW_ID
 from app.runs import evidence
 from app.runs.attempt_requests import AttemptRequest, InvalidAttempt
 from app.runs.attempts import (

@@ -16,13 +16,15 @@ from sqlalchemy import and_, or_
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
+from app.accounts.models import User
 from app.core.row_locks import lock_row
-from app.models import Attempt, AttemptStatus, User, utcnow
+from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import evidence, lifecycle
 from app.runs.attempt_changes import Change, announce
 from app.runs.attempt_requests import AttemptRequest, InvalidAttempt, ValidAttempt, validate
 from app.runs.fair_share import priority_of, take_turn
+from app.runs.models import Attempt, AttemptStatus
 from app.web.request_keys import repeats, started_by_key
 from drills.core.contract import Drill
 from drills.practice.hidden_setups import draw_hidden_setup

@@ -16,10 +16,10 @@ from sqlmodel import Session, col, select
 
 from app.core.config import Settings
 from app.exercises.models import ExerciseRun
-from app.models import Attempt, AttemptStatus
 from app.runner.dispatcher import AttemptRunner
 from app.runs.attempts import dispatch, not_dispatched
 from app.runs.fair_share import UNFINISHED, priority_of, shares
+from app.runs.models import Attempt, AttemptStatus
 
 
 def held_runs(session: Session) -> list[Attempt]:

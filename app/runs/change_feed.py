@@ -19,9 +19,9 @@ from sqlalchemy import Engine, bindparam, func, select
 from sqlalchemy.engine import make_url
 from sqlmodel import col
 
-from app.models import Attempt, MetricPoint
 from app.runs.attempt_changes import CHANNEL, Change
 from app.runs.broker import AttemptEventBroker
+from app.runs.models import Attempt, MetricPoint
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.models import Attempt
+from app.runs.models import Attempt
 from app.runs.views import observation_rows
 
 # The series whose last and lowest values every comparison shows, in a drill that plots one. A

@@ -13,9 +13,10 @@ from sqlalchemy import insert, text
 from sqlmodel import Session, col, delete, select
 
 from app.core.row_locks import lock_row
-from app.models import Attempt, AttemptStatus, Explanation, MetricPoint, drill_page_runs, utcnow
+from app.models.time import utcnow
 from app.runner.events import Point
 from app.runs import point_reads
+from app.runs.models import Attempt, AttemptStatus, Explanation, MetricPoint, drill_page_runs
 from drills.core.contract import score_numeric_predictions
 from drills.core.registry import UnknownDrill, get_drill
 

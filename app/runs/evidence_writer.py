@@ -16,10 +16,11 @@ from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlmodel import Session
 
-from app.models import AttemptStatus, Replay
 from app.runner.events import Ended, Finished, ReplayDone, RunEvent
 from app.runs import evidence, lifecycle, replays
 from app.runs.broker import AttemptEventBroker
+from app.runs.models import AttemptStatus
+from app.runs.replay_models import Replay
 
 logger = logging.getLogger(__name__)
 

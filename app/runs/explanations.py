@@ -6,7 +6,7 @@ from sqlmodel import Session
 
 from app.core.limits import MAX_EXPLAIN_BACK
 from app.grading.submissions import EXPLANATION_FIELDS
-from app.models import Attempt, Explanation
+from app.runs.models import Attempt, Explanation
 
 
 class InvalidExplanation(ValueError):

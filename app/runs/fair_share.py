@@ -27,9 +27,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
+from app.accounts.models import User
 from app.core.row_locks import lock_row
-from app.models import Attempt, AttemptStatus, User, as_utc, utcnow
+from app.models.time import as_utc, utcnow
 from app.runner.dispatcher import AttemptRunner
+from app.runs.models import Attempt, AttemptStatus
 
 UNFINISHED = (AttemptStatus.queued, AttemptStatus.running)
 # A learner's first run is held back once they have used this many shares (see held_at_start).

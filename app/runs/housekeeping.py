@@ -18,11 +18,13 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from app.core.config import Settings
-from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, as_utc, utcnow
+from app.models.time import as_utc, utcnow
 from app.runner.dispatcher import WORKER_LOST, AttemptRunner
 from app.runs import lifecycle, replays
 from app.runs.backlog import release
 from app.runs.leadership import Leadership
+from app.runs.models import Attempt, AttemptStatus
+from app.runs.replay_models import Replay, ReplayStatus
 
 logger = logging.getLogger(__name__)
 

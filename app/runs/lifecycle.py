@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session
 
-from app.models import Attempt, AttemptStatus
 from app.runs import evidence
 from app.runs.attempt_changes import Change, announce
 from app.runs.fair_share import sent_to, take_turn
+from app.runs.models import Attempt, AttemptStatus
 from drills.core.command import replay_command
 
 if TYPE_CHECKING:  # for the annotations only

@@ -19,7 +19,7 @@ import pydantic_core
 from sqlalchemy import Connection, bindparam, select, text
 from sqlmodel import col
 
-from app.models import MetricPoint
+from app.runs.models import MetricPoint
 
 # (metric, step, value): a row's slice, or a list from SQLite's JSON; both unpack and encode alike.
 PointRow = tuple[str, int, float | None]

@@ -12,9 +12,11 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, AttemptStatus, Replay, ReplayStatus, ReplayVerdict, utcnow
+from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import evidence
+from app.runs.models import Attempt, AttemptStatus
+from app.runs.replay_models import Replay, ReplayStatus, ReplayVerdict
 
 RELATIVE_TOLERANCE = 1e-5
 ABSOLUTE_TOLERANCE = 1e-8

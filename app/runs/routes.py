@@ -5,7 +5,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.models import Attempt, AttemptStatus
 from app.runs import comparison_table, evidence, explanations, replays, run_comparison, run_picks
 from app.runs.attempt_requests import AttemptRequest, InvalidAttempt
 from app.runs.attempts import (
@@ -15,6 +14,7 @@ from app.runs.attempts import (
     start_attempt,
 )
 from app.runs.fair_share import TooManyRuns
+from app.runs.models import Attempt, AttemptStatus
 from app.runs.views import attempt_context, drill_page_context
 from app.web.access import can_review_work_of
 from app.web.deps import (

@@ -13,9 +13,10 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.accounts.models import MAX_ROW_ID
 from app.core.whole_numbers import whole_number
-from app.models import MAX_ROW_ID, Attempt
 from app.runs import evidence
+from app.runs.models import Attempt
 
 MAX_COMPARED = 5  # more runs than this on one chart is a tangle, not a comparison
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app.models import Attempt
 from app.runs import evidence
+from app.runs.models import Attempt
 from app.runs.run_comparison import MAX_COMPARED, NotComparable, attempt_ids
 
 # The first ticked run's page draws that run and compares it with the rest.

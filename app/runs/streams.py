@@ -22,9 +22,9 @@ from sqlmodel import col
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runs import point_reads
 from app.runs.broker import AttemptEventBroker
+from app.runs.models import Attempt, AttemptStatus, MetricPoint
 from app.runs.point_reads import PointRow
 
 # A stream looks at the database at least this often even without a wake-up: the backstop for

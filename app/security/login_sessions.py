@@ -7,7 +7,7 @@ import secrets
 from sqlalchemy import bindparam
 from sqlmodel import Session, col, delete, select
 
-from app.models import LoginSession, User
+from app.accounts.models import LoginSession, User
 
 
 def _hash(token: str) -> str:

@@ -47,7 +47,8 @@ from typing import Literal
 from sqlalchemy import and_, or_
 from sqlmodel import Session, col, delete, select
 
-from app.models import LoginFailure, as_utc, utcnow
+from app.models.time import as_utc, utcnow
+from app.security.models import LoginFailure
 
 # Usernames are at most 64 characters (app/models/accounts.py); nothing longer is hashed.
 MAX_NAME_CHARS = 64

@@ -9,7 +9,7 @@ instructor an admin makes a learner loses their cohorts at once, though the coho
 
 from sqlmodel import Session, col, select
 
-from app.models import Cohort, CohortMembership, Role, User
+from app.accounts.models import Cohort, CohortMembership, Role, User
 
 
 def learners_of(session: Session, instructor: User) -> set[int]:

@@ -10,20 +10,15 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.accounts.models import MAX_ROW_ID, Cohort, Role, User
+from app.cases.models import CaseAttempt
 from app.core.config import Settings
-from app.models import (
-    MAX_ROW_ID,
-    Attempt,
-    CaseAttempt,
-    Cohort,
-    DiagnosisRound,
-    Role,
-    Submission,
-    User,
-    utcnow,
-)
+from app.grading.models import Submission
+from app.models.time import utcnow
+from app.practice.round_models import DiagnosisRound
 from app.runner.dispatcher import AttemptRunner
 from app.runs.broker import AttemptEventBroker
+from app.runs.models import Attempt
 from app.security.login_sessions import user_of
 from app.security.throttle import LoginThrottle
 from app.web.access import can_manage_cohort, can_read_work_of

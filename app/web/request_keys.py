@@ -17,7 +17,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app.core.limits import MAX_REQUEST_KEY
-from app.models import Attempt
+from app.runs.models import Attempt
 from app.web.field_errors import FieldErrors
 
 REQUEST_KEY = re.compile(rf"[A-Za-z0-9._:-]{{1,{MAX_REQUEST_KEY}}}")

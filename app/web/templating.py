@@ -6,19 +6,13 @@ from typing import Any
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
+from app.accounts.models import Role
+from app.cases.models import CASE_RUBRIC_LEVELS, CaseStage
 from app.core import limits
 from app.core.config import ROOT
-from app.models import (
-    CASE_RUBRIC_LEVELS,
-    RUBRIC_LEVELS,
-    AttemptStatus,
-    CaseStage,
-    Decision,
-    ReplayStatus,
-    ReplayVerdict,
-    Role,
-    SubmissionStatus,
-)
+from app.grading.models import RUBRIC_LEVELS, Decision, SubmissionStatus
+from app.runs.models import AttemptStatus
+from app.runs.replay_models import ReplayStatus, ReplayVerdict
 from app.security.csrf import csrf_token
 from app.web.markdown import render_markdown
 from app.web.request_keys import new_request_key

@@ -16,23 +16,12 @@ from sqlalchemy import Engine, MetaData
 from sqlmodel import Session
 from starlette.routing import BaseRoute
 
-from app.models import (
-    LOCAL_LEARNER_ID,
-    Attempt,
-    AttemptStatus,
-    CaseAttempt,
-    CaseRun,
-    CaseStage,
-    Cohort,
-    CohortMembership,
-    DiagnosisRound,
-    Explanation,
-    Review,
-    Role,
-    Submission,
-    User,
-    utcnow,
-)
+from app.accounts.models import LOCAL_LEARNER_ID, Cohort, CohortMembership, Role, User
+from app.cases.models import CaseAttempt, CaseRun, CaseStage
+from app.grading.models import Review, Submission
+from app.models.time import utcnow
+from app.practice.round_models import DiagnosisRound
+from app.runs.models import Attempt, AttemptStatus, Explanation
 from tests.conftest import PASSWORD, log_in
 
 DRILL = "overfit-one-batch"

@@ -14,17 +14,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app.models import (
-    CaseAttempt,
-    CaseStage,
-    DiagnosisRound,
-    ReviewCard,
-    ReviewLogEntry,
-    ReviewSource,
-    Role,
-    User,
-)
+from app.accounts.models import Role, User
+from app.cases.models import CaseAttempt, CaseStage
 from app.portfolio.export import PortfolioExport, build_export
+from app.practice.models import ReviewCard, ReviewLogEntry, ReviewSource
+from app.practice.round_models import DiagnosisRound
 from tests.app.factories import (
     add_attempt,
     add_case_attempt,

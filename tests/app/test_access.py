@@ -13,16 +13,11 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.models import (
-    Attempt,
-    CaseAttempt,
-    CaseRun,
-    Cohort,
-    DiagnosisRound,
-    Role,
-    Submission,
-    User,
-)
+from app.accounts.models import Cohort, Role, User
+from app.cases.models import CaseAttempt, CaseRun
+from app.grading.models import Submission
+from app.practice.round_models import DiagnosisRound
+from app.runs.models import Attempt
 from tests.app.factories import (
     DRILL,
     EXERCISE,

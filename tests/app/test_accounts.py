@@ -19,12 +19,13 @@ from pydantic import ValidationError
 from sqlmodel import Session, select
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.accounts.models import User
 from app.accounts.service import set_password
 from app.core.config import ROOT, Settings
 from app.core.migrate import upgrade
 from app.main import create_app
-from app.models import LoginFailure, User
 from app.security import passwords
+from app.security.models import LoginFailure
 from app.security.throttle import LoginThrottle
 from tests.app.factories import DRILL, add_user, engine_of, page_token, snapshot, visitor
 from tests.conftest import PASSWORD

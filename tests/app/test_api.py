@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
-from app.models import Attempt, MetricPoint
+from app.runs.models import Attempt, MetricPoint
 from drills.core.seed import MAX_SEED
 from tests.app.factories import EXERCISE, visitor
 from tests.conftest import PREDICTION, wait_until_final

@@ -15,10 +15,11 @@ from sqlmodel import Session, select
 from app.core.config import Settings
 from app.exercises.models import ExerciseRun
 from app.main import create_app
-from app.models import Attempt, AttemptStatus, as_utc
+from app.models.time import as_utc
 from app.runs.backlog import next_to_send, send
 from app.runs.fair_share import held_at_start, shares
 from app.runs.housekeeping import ending_for
+from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import add_user, engine_of, signed_in
 from tests.conftest import log_in, wait_until_final
 

@@ -17,8 +17,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
+from app.accounts.models import User
+from app.cases.models import CaseAttempt, CaseRun, CaseRunKind
 from app.cases.views import option_of
-from app.models import Attempt, AttemptStatus, CaseAttempt, CaseRun, CaseRunKind, User
+from app.runs.models import Attempt, AttemptStatus
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, fix_knobs
 from drills.cases.registry import all_cases, get_case

@@ -13,7 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
-from app.models import Attempt, CaseAttempt, CaseRun
+from app.cases.models import CaseAttempt, CaseRun
+from app.runs.models import Attempt
 from drills.cases.contract import Cause
 from drills.cases.evidence import leaks
 from drills.cases.registry import all_cases, get_case
@@ -361,7 +362,7 @@ def test_visitors_are_asked_to_log_in(anonymous: TestClient, path: str) -> None:
 
 
 def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: TestClient) -> None:
-    from app.models import Role
+    from app.accounts.models import Role
 
     engine = engine_of(client)
     make_user(engine, "teacher", Role.instructor)

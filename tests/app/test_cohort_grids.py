@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.accounts.models import Role
+from app.cases.models import CaseStage
 from app.core.config import Settings
 from app.main import create_app
-from app.models import CaseStage, Role
 from drills.cases.registry import all_cases
 from drills.core.registry import all_drills
 from drills.exercises.registry import all_exercises

@@ -8,8 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
-from app.models import Attempt, AttemptStatus
 from app.runs.comparison_table import ComparedRun, for_attempt_page, knob_table
+from app.runs.models import Attempt, AttemptStatus
 from drills.core.catalogue import describe
 from drills.core.registry import get_drill
 from tests.app.factories import add_attempt, add_user, engine_of

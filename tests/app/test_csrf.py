@@ -12,7 +12,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, AttemptStatus, CaseStage, Replay, Role
+from app.accounts.models import Role
+from app.cases.models import CaseStage
+from app.runs.models import Attempt, AttemptStatus
+from app.runs.replay_models import Replay
 from drills.practice.items import all_items
 from tests.app.factories import (
     DRILL,

@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
-from app.models import Attempt
 from app.runs import attempts
+from app.runs.models import Attempt
 from app.web.request_keys import started_by_key
 from tests.app.factories import engine_of
 from tests.conftest import wait_until_final

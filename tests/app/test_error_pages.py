@@ -6,9 +6,9 @@ from collections.abc import Callable
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 
+from app.accounts.models import Role
 from app.core.config import Settings
 from app.main import create_app
-from app.models import Role
 from tests.app.factories import add_user, engine_of, signed_in
 
 

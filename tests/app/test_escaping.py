@@ -12,7 +12,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.models import Role
+from app.accounts.models import Role
 from tests.app.factories import (
     DRILL,
     EXPLANATION_FIELDS,

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from app.models import CaseStage
+from app.cases.models import CaseStage
 from tests.app import test_csrf
 from tests.app.factories import add_case_attempt, add_round, engine_of
 

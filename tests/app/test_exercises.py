@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.exercises.models import ExerciseHelp, ExerciseRun
-from app.models import Attempt
+from app.runs.models import Attempt
 from drills.cli import main as drills_command
 from drills.exercises.registry import all_exercises, get_exercise
 from drills.sandbox import available
@@ -243,7 +243,7 @@ def test_the_page_runs_the_code_from_its_form(client: TestClient) -> None:
 def test_the_instructor_finds_each_learners_run_and_reads_its_diff_beside_its_checks(
     anonymous: TestClient,
 ) -> None:
-    from app.models import Role
+    from app.accounts.models import Role
     from tests.app.factories import add_cohort, add_exercise_run
 
     engine = engine_of(anonymous)

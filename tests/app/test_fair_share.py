@@ -11,10 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
+from app.cases.models import CaseStage
 from app.core.config import Settings
 from app.main import create_app
-from app.models import Attempt, AttemptStatus, CaseStage
 from app.runs.attempts import runs_ahead
+from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import (
     add_case_attempt,
     add_unfinished_attempt,

@@ -15,7 +15,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app.models import Attempt, CaseAttempt, CaseStage, DiagnosisRound, utcnow
+from app.cases.models import CaseAttempt, CaseStage
+from app.models.time import utcnow
+from app.practice.round_models import DiagnosisRound
+from app.runs.models import Attempt
 from drills.cases.contract import NO_CHANGE, Fix
 from drills.cases.registry import get_case
 from drills.core.knobs import resolve_knobs

@@ -9,11 +9,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
+from app.accounts.models import Role, User
 from app.cases.forms import InvalidCaseInput, parse_diagnosis, parse_verdict
+from app.cases.models import CaseStage
 from app.core.config import Settings
 from app.grading.rubric import InvalidReview, parse_review
 from app.main import create_app
-from app.models import Attempt, CaseStage, Role, User
+from app.runs.models import Attempt
 from drills.cases.registry import get_case
 from drills.core.registry import get_drill
 from tests.app.factories import (

@@ -7,7 +7,8 @@ import re
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, AttemptStatus, utcnow
+from app.models.time import utcnow
+from app.runs.models import Attempt, AttemptStatus
 from drills.practice.hidden_setups import draw_hidden_setup
 from tests.app.factories import engine_of
 from tests.conftest import wait_until_final

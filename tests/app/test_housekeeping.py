@@ -9,10 +9,11 @@ from sqlmodel import Session
 
 from app.core.config import Settings
 from app.core.db import make_engine
-from app.models import Attempt, AttemptStatus, utcnow
+from app.models.time import utcnow
 from app.runner.dispatcher import WORKER_LOST
 from app.runs.housekeeping import CLUSTER_RESTARTED, Housekeeping, ending_for
 from app.runs.leadership import FileLock, leadership_for
+from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import add_unfinished_attempt
 from tests.postgres import throwaway_database
 

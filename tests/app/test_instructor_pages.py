@@ -9,9 +9,11 @@ import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
+from app.accounts.models import Role
+from app.cases.models import CASE_RUBRIC, CASE_RUBRIC_LEVELS, CaseReview
 from app.core.config import Settings
+from app.grading.models import RUBRIC, RUBRIC_LEVELS
 from app.main import create_app
-from app.models import CASE_RUBRIC, CASE_RUBRIC_LEVELS, RUBRIC, RUBRIC_LEVELS, CaseReview, Role
 from tests.app.factories import (
     _save,
     add_attempt,

@@ -10,10 +10,10 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app import features
-from app.models import Attempt, AttemptStatus
 from app.runner.events import Ended, Finished
 from app.runner.progress_store import ProgressStore
 from app.runs import attempts, lifecycle
+from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import add_unfinished_attempt
 from tests.app.test_writer import run_writer
 

@@ -13,9 +13,9 @@ from sqlmodel import col, func, select
 
 from app.core.config import Settings
 from app.main import create_app
-from app.models import AttemptStatus, MetricPoint
 from app.runner import dispatcher
 from app.runs import evidence
+from app.runs.models import AttemptStatus, MetricPoint
 from bench.learner import Session, follow
 from tests.conftest import PASSWORD, PREDICTION, make_user
 from tests.live import serving

@@ -14,11 +14,12 @@ from sqlalchemy import Engine, inspect
 from sqlalchemy.exc import StatementError
 from sqlmodel import Session, SQLModel
 
+from app.accounts.models import LOCAL_LEARNER_ID
 from app.core.config import Settings
 from app.core.db import make_engine
 from app.core.migrate import SchemaOutOfDate, alembic_config, downgrade, upgrade
 from app.main import create_app
-from app.models import LOCAL_LEARNER_ID, Attempt
+from app.runs.models import Attempt
 from tests.postgres import throwaway_database
 
 TABLES = {

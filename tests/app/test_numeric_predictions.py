@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
-from app.models import Attempt
+from app.runs.models import Attempt
 from tests.conftest import PREDICTION, wait_until_final
 
 HTMX = {"HX-Request": "true"}

@@ -8,7 +8,9 @@ from datetime import timedelta
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
-from app.models import Attempt, AttemptStatus, Decision, utcnow
+from app.grading.models import Decision
+from app.models.time import utcnow
+from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import (
     add_attempt,
     add_review,

@@ -6,7 +6,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
-from app.models import Attempt, Explanation
+from app.runs.models import Attempt, Explanation
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import wait_until_final
 

@@ -9,7 +9,7 @@ from typing import Any
 import rfc8785
 from fastapi.testclient import TestClient
 
-from app.models import RUBRIC, Review
+from app.grading.models import RUBRIC, Review
 from drills.core.digest import metrics_digest
 from drills.core.registry import get_drill
 from tests.app.factories import DRILL, engine_of
@@ -66,7 +66,8 @@ def test_statements_are_xapi_shaped_one_per_attempt_submission_and_review(
 
 
 def test_failed_runs_and_accepted_reviews_get_their_verbs(anonymous: TestClient) -> None:
-    from app.models import AttemptStatus, Role
+    from app.accounts.models import Role
+    from app.runs.models import AttemptStatus
     from tests.app.factories import add_attempt, add_review, add_submission, add_user, signed_in
 
     engine = engine_of(anonymous)
@@ -140,7 +141,7 @@ def test_the_cohort_export_holds_every_learner_of_the_cohort_and_no_other(
 ) -> None:
     room = classroom(anonymous)
     extra = reviewed_learner(engine_of(anonymous), "learner-z", room.instructor)
-    from app.models import CohortMembership
+    from app.accounts.models import CohortMembership
     from tests.app.factories import _save
 
     _save(engine_of(anonymous), CohortMembership(cohort_id=room.cohort_a, learner_id=extra.id))
@@ -204,7 +205,8 @@ def test_real_runs_export_with_their_metrics_digest_and_a_drawn_chart_each(
 def test_replays_travel_with_their_attempt(anonymous: TestClient) -> None:
     from sqlmodel import Session
 
-    from app.models import Replay, ReplayVerdict, Role
+    from app.accounts.models import Role
+    from app.runs.replay_models import Replay, ReplayVerdict
     from tests.app.factories import add_attempt, add_user, signed_in
 
     engine = engine_of(anonymous)

@@ -8,9 +8,11 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
-from app.models import Attempt, Explanation, MetricPoint, Role, utcnow
+from app.accounts.models import Role
+from app.models.time import utcnow
 from app.portfolio.bundle import learner_basename, slug
 from app.portfolio.charts import Series, chart_svg
+from app.runs.models import Attempt, Explanation, MetricPoint
 from drills.core.registry import get_drill
 from tests.app.factories import (
     DRILL,

@@ -16,7 +16,7 @@ from app.core.config import Settings
 from app.core.db import make_engine
 from app.core.migrate import alembic_config, downgrade, upgrade
 from app.main import create_app
-from app.models import Attempt
+from app.runs.models import Attempt
 from tests.conftest import PREDICTION, ClusterCredentials, log_in, make_user, wait_until_final
 from tests.postgres import throwaway_database
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
-from app.models import ReviewCard, ReviewLogEntry
+from app.practice.models import ReviewCard, ReviewLogEntry
 from app.practice.service import NEW_PER_DAY
 from drills.core.registry import get_drill
 from drills.practice.items import all_items
@@ -187,8 +187,8 @@ def test_a_missed_prediction_becomes_a_review_that_comes_back_with_a_new_seed(
 
 
 def test_a_miss_item_is_its_learners_alone(client: TestClient, clock: Clock) -> None:
-    from app.models import Attempt
     from app.practice.misses import note_drill_miss
+    from app.runs.models import Attempt
     from tests.app.factories import add_attempt
 
     engine = engine_of(client)
@@ -263,7 +263,7 @@ def test_every_review_is_a_signed_statement_in_the_export(client: TestClient, cl
 def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
     client: TestClient, clock: Clock
 ) -> None:
-    from app.models import Role
+    from app.accounts.models import Role
     from tests.app.factories import add_cohort
 
     engine = engine_of(client)
@@ -294,7 +294,7 @@ def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
     row = re.search(r'<tr data-learner="learner-a">(.*?)</tr>', page, re.S)
     assert row and re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[:2] == ["2", "2"]
     # Curve rounds: answered ones, and how many the run bore out.
-    from app.models import DiagnosisRound
+    from app.practice.round_models import DiagnosisRound
     from tests.app.factories import add_round
 
     add_round(engine, me, number=1)
@@ -314,7 +314,7 @@ def test_the_instructor_sees_due_overdue_retention_and_the_hardest_items(
 def test_a_cohort_adds_its_own_items_for_its_learners_only(
     client: TestClient, clock: Clock
 ) -> None:
-    from app.models import Role
+    from app.accounts.models import Role
     from tests.app.factories import add_cohort
 
     engine = engine_of(client)
@@ -352,7 +352,7 @@ def test_a_cohort_adds_its_own_items_for_its_learners_only(
 
 
 def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock) -> None:
-    from app.models import CaseAttempt, CaseStage
+    from app.cases.models import CaseAttempt, CaseStage
     from tests.app.factories import add_attempt, add_case_attempt
 
     engine = engine_of(client)
@@ -390,7 +390,7 @@ def test_the_study_path_ticks_by_evidence_only(client: TestClient, clock: Clock)
     assert "case:a-fresh-head" not in done()
     # An answered round whose leading hypothesis the run bore out ticks the one-round step; an
     # unanswered or missed one does not, and five are needed for the last step.
-    from app.models import DiagnosisRound
+    from app.practice.round_models import DiagnosisRound
     from tests.app.factories import add_round
 
     add_round(engine, me, answered=False, number=1)

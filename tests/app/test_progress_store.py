@@ -5,11 +5,11 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runner.events import Point
 from app.runner.progress_store import ProgressStore
 from app.runs import evidence
 from app.runs.attempts import cancel_attempt
+from app.runs.models import Attempt, AttemptStatus, MetricPoint
 from tests.app.factories import add_unfinished_attempt
 
 RECORD = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0], [2, 0.5]]}}

@@ -21,10 +21,11 @@ from sqlalchemy import Engine
 from sqlmodel import Session, func, select
 
 from app.accounts import service as accounts
+from app.accounts.models import Role, User
 from app.accounts.service import AccountError, create_user
 from app.grading import routes as reviews
 from app.grading import submissions
-from app.models import Review, Role, Submission, User
+from app.grading.models import Review, Submission
 from app.web.access import can_review_work_of
 from drills.core.registry import get_drill
 from tests.app.factories import (

@@ -12,9 +12,9 @@ import psutil
 from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
+from app.accounts.models import User
 from app.core.config import Settings
 from app.main import create_app
-from app.models import User
 from app.security import passwords
 from tests.app.factories import page_token
 

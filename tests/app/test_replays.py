@@ -7,7 +7,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
-from app.models import Cohort, CohortMembership, Replay, ReplayVerdict, Role, User
+from app.accounts.models import Cohort, CohortMembership, Role, User
+from app.runs.replay_models import Replay, ReplayVerdict
 from app.runs.replays import compare_metrics
 from tests.conftest import PREDICTION, log_in, make_user, wait_until_final
 

@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
-from app.models import ReviewCard
+from app.practice.models import ReviewCard
 from app.practice.return_line import back_in_words
 from drills.practice.items import all_items
 from tests.app.clock import MONDAY, Clock

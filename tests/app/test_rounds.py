@@ -16,7 +16,9 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 from sqlmodel import Session, select
 
-from app.models import Attempt, AttemptStatus, DiagnosisRound, Role
+from app.accounts.models import Role
+from app.practice.round_models import DiagnosisRound
+from app.runs.models import Attempt, AttemptStatus
 from drills.cases.evidence import found_in
 from drills.core.registry import get_drill
 from drills.practice.round_answers import case_set_of, cause_of, telltales

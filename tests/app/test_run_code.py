@@ -32,7 +32,7 @@ def test_a_run_still_going_shows_no_code(client: TestClient) -> None:
 
 
 def test_a_case_shows_its_causes_code_only_once_revealed(client: TestClient) -> None:
-    from app.models import CaseStage
+    from app.cases.models import CaseStage
     from tests.app.factories import add_case_attempt
 
     engine = engine_of(client)

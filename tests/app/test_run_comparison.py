@@ -11,8 +11,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from app.models import Attempt, AttemptStatus, Role
+from app.accounts.models import Role
 from app.runs import evidence
+from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import (
     add_attempt,
     add_case_attempt,

@@ -14,10 +14,10 @@ from sqlalchemy import Engine, event
 from sqlmodel import Session as DatabaseSession
 from sqlmodel import col, select
 
-from app.models import AttemptStatus, MetricPoint
 from app.runs import evidence
 from app.runs.broker import AttemptEventBroker
 from app.runs.change_feed import SqlitePoller
+from app.runs.models import AttemptStatus, MetricPoint
 from app.runs.streams import encode_event, points_event, read_after
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import make_user

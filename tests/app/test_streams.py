@@ -9,9 +9,9 @@ from sqlmodel import Session as DatabaseSession
 
 from app.core.config import Settings
 from app.main import create_app
-from app.models import AttemptStatus
 from app.runner.events import Ended
 from app.runs import evidence
+from app.runs.models import AttemptStatus
 from bench.learner import Session, StreamLog, follow
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import PASSWORD, make_user

@@ -8,9 +8,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, func, select
 
+from app.accounts.models import Cohort, CohortMembership, Role
 from app.core.config import Settings
+from app.grading.models import Review, Submission
 from app.main import create_app
-from app.models import Attempt, Cohort, CohortMembership, Review, Role, Submission
+from app.runs.models import Attempt
 from tests.app.factories import (
     add_attempt,
     add_cohort,

@@ -4,18 +4,14 @@ from collections.abc import Callable
 
 import pytest
 
+from app.accounts.models import Role
+from app.cases.models import CaseStage
 from app.core import limits
 from app.core.config import ROOT, Settings
+from app.grading.models import Decision, SubmissionStatus
 from app.main import create_app
-from app.models import (
-    AttemptStatus,
-    CaseStage,
-    Decision,
-    ReplayStatus,
-    ReplayVerdict,
-    Role,
-    SubmissionStatus,
-)
+from app.runs.models import AttemptStatus
+from app.runs.replay_models import ReplayStatus, ReplayVerdict
 from app.web.templating import is_measurement, number, table_cell, templates
 
 

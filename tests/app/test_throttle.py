@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from app.core.db import make_engine
-from app.models import LoginFailure
+from app.security.models import LoginFailure
 from app.security.throttle import PRUNE_BATCH, Limit, LoginThrottle, client_key
 
 ATTACKER = "203.0.113.9"

@@ -5,8 +5,9 @@ range: anything else, "²" or a 4,400-digit number (past Python's int conversion
 import pytest
 from fastapi.testclient import TestClient
 
+from app.accounts.models import Role
+from app.cases.models import CaseStage
 from app.core.whole_numbers import whole_number
-from app.models import CaseStage, Role
 from drills.practice.items import all_items
 from tests.app.clock import Clock
 from tests.app.factories import (

@@ -14,9 +14,9 @@ from sqlmodel import Session
 
 from app.core.config import Settings
 from app.main import create_app
-from app.models import Attempt, AttemptStatus
 from app.runner.cluster import local_cluster
 from app.runs import housekeeping
+from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import (
     PREDICTION,

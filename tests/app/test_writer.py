@@ -10,11 +10,11 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
 
-from app.models import Attempt, AttemptStatus, MetricPoint
 from app.runner.events import Ended, Finished
 from app.runs import evidence
 from app.runs.broker import AttemptEventBroker
 from app.runs.evidence_writer import EvidenceWriter
+from app.runs.models import Attempt, AttemptStatus, MetricPoint
 from tests.app.factories import add_unfinished_attempt
 
 

@@ -7,8 +7,9 @@ from playwright.sync_api import Browser, ViewportSize
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
+from app.accounts.models import Role
 from app.exercises.models import ExerciseRun
-from app.models import Attempt, MetricPoint, Role
+from app.runs.models import Attempt, MetricPoint
 from tests.app.factories import add_exercise_run, add_user
 from tests.app.portfolio_helpers import diagnosing_work, export_of, reviewed_learner
 from tests.browser.test_layout import overflowing

@@ -1,0 +1,18 @@
+"""Every table of every feature, imported so that `SQLModel.metadata` is whole.
+
+Alembic's environment and the migration drift test read the whole metadata; a process that
+serves pages imports the tables through the features that use them and needs none of this.
+Adding a feature with tables adds one line here (`tests/test_layers.py` checks none is missing).
+"""
+
+from app.accounts import models as accounts
+from app.cases import models as cases
+from app.exercises import models as exercises
+from app.grading import models as grading
+from app.practice import models as practice
+from app.practice import round_models as rounds
+from app.runs import models as runs
+from app.runs import replay_models as replays
+from app.security import models as security
+
+FEATURE_TABLES = (accounts, cases, exercises, grading, practice, rounds, runs, replays, security)
