@@ -12,8 +12,8 @@ Rejected, each by a check that says why (seeds 0-4): the rate raised a hundredfo
 parameter moves at any rate when the step gets no gradient); the panel zeroing each .grad in
 place instead of dropping it (the step runs, on gradients of zeros); optimizer.zero_grad()
 called right after backward instead (the same empty step); the clearing line deleted with
-nothing in its place (the loss falls, but every step follows the sum of all the gradients so
-far, which the two-step replay shows).
+nothing in its place (the loss may fall, to 0.45-0.95 of its start, but every step follows the
+sum of all the gradients so far, which the two-step replay shows).
 """
 
 from drills.exercises.contract import CheckSpec, Exercise, exercise_files
