@@ -169,3 +169,16 @@ def test_the_replay_is_plain_sgd_on_each_batch() -> None:
         torch.testing.assert_close(tensor, replay(initial, one)[name], rtol=0, atol=0)
     summed = replay(initial, problem.batches[:SHORT], cleared=False)
     assert any(not torch.allclose(summed[name], replayed[name]) for name in replayed)
+
+
+def test_a_loop_that_leaves_a_layer_out_is_named_by_its_parameters() -> None:
+    """The first layer left out of the optimizer: the others move and the loss may fall, but the
+    move check names the two tensors that stayed, and the replayed steps differ."""
+    code = FILES.code("right_plots_after_the_step").replace(
+        "SGD(model.parameters(), lr=lr)", "SGD(list(model.parameters())[2:], lr=lr)"
+    )
+    found = judgement(SLUG, code, 0)
+    assert {"every-parameter-moves", "own-batch-steps"} <= failing_checks(found)
+    check = next(check for check in found.checks if check.key == "every-parameter-moves")
+    assert "hidden1.bias, hidden1.weight did not move" in check.message, check.message
+    assert (signed(found)["moved"], signed(found)["parameters"]) == (4, 6)
