@@ -42,6 +42,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("gradient-check", "gradient-check-smooth-l1-backward", "fix"),
         ("loss-vs-metric", "loss-vs-metric-rare-class", "fix"),
         ("overfitting-leakage", "overfitting-honest-early-stop", "fix"),
+        ("silent-no-learning", "silent-no-learning-gradient-panel", "fix"),
     }
     with pytest.raises(UnknownExercise, match="known: "):
         get_exercise("no-such-exercise")
@@ -135,6 +136,15 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
             "patience",
             "checkpoint",
             "minimum",
+        ),
+        "silent-no-learning-gradient-panel": (
+            "zero_grad",
+            "clear",
+            "= none",
+            "set_to_none",
+            "accumulat",
+            "before the step",
+            "after the step",
         ),
     }[exercise.slug]
     assert not [word for word in giveaways if word in story]

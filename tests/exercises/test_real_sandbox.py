@@ -37,6 +37,7 @@ def usable() -> None:
         ("gradient-check-smooth-l1-backward", "correct"),
         ("loss-vs-metric-rare-class", "aligned"),
         ("overfitting-honest-early-stop", "generalises"),
+        ("silent-no-learning-gradient-panel", "healthy"),
     ],
 )
 def test_a_solution_passes_in_the_real_sandbox(

@@ -48,6 +48,11 @@ STARTER_FAILS = {
     "loss-vs-metric-rare-class": ({"finds-rare", "balanced-accuracy"}, "majority-vote"),
     # The copies are trained on, and the last of 40 epochs kept: far past the large table's best.
     "overfitting-honest-early-stop": ({"validation-kept-out", "not-overfit"}, "leakage"),
+    # The panel drops every gradient before the step: no parameter moves, the loss stays put.
+    "silent-no-learning-gradient-panel": (
+        {"every-parameter-moves", "own-batch-steps", "loss-falls"},
+        "no-step",
+    ),
 }
 # Write-it exercises whose starter is a signature and a docstring: the function to write.
 UNWRITTEN = {
@@ -82,6 +87,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "gradient-check-smooth-l1-backward": "correct",
     "loss-vs-metric-rare-class": "aligned",
     "overfitting-honest-early-stop": "generalises",
+    "silent-no-learning-gradient-panel": "healthy",
 }
 
 
