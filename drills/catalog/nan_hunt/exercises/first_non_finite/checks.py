@@ -207,15 +207,15 @@ def hooks_left(case: CaseEvidence, problem: Problem) -> list[str]:
     ):
         for name, count in zip(names, counts.tolist(), strict=True):
             if count:
-                shown = name if name else "the model itself, ''"
+                where = f"the {kind} {name!r}" if name else "the model itself"
                 found.append(
-                    f"{count} hook(s) were still registered on the {kind} {shown!r} "
-                    "after your finder returned"
+                    f"after your finder returned, {count} hook(s) were still registered on "
+                    f"{where}: keep the handle each register_ call returns, and remove it"
                 )
     if int(left.item()):
         found.append(
-            f"{int(left.item())} global module hook(s) were still registered after your "
-            "finder returned"
+            f"after your finder returned, {int(left.item())} global module hook(s) were still "
+            "registered"
         )
     return found
 
