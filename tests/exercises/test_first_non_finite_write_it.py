@@ -134,7 +134,7 @@ def test_a_finder_that_changes_a_weight_fails_leaves_model_alone() -> None:
     ids=["a-string", "no-such-stage", "loss-with-module", "module-not-a-name"],
 )
 def test_a_file_that_breaks_the_format_is_told_how(returned: str, says: str) -> None:
-    code = "def first_non_finite(model, inputs, loss_fn):\n" f"    return {returned}\n"
+    code = f"def first_non_finite(model, inputs, loss_fn):\n    return {returned}\n"
     found = judgement(SLUG, code)
     assert found.status == "error"
     assert found.message and says in found.message

@@ -38,9 +38,7 @@ def run_case(learner: ModuleType, case: int, seed: int, report: Report) -> CaseO
         # model itself) makes torch warn on every backward: expected of a right answer, so
         # neither printed nor, where warnings are errors, raised.
         warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        returned = learner.first_non_finite(
-            problem.model, problem.inputs.clone(), problem.loss_fn
-        )
+        returned = learner.first_non_finite(problem.model, problem.inputs.clone(), problem.loss_fn)
     hooks = hook_counts(problem.model)  # first, before anything else touches the model
     stage, module = answer_tensors(returned)
     weights = state_of(problem.model)

@@ -148,7 +148,7 @@ def build(fault: str, seed: int) -> Problem:
         slot = SLOTS[pick(len(SLOTS))]
         if fault == "inf-weight":
             name = LINEARS[pick(len(LINEARS))]
-            weight = model.get_submodule(name).weight
+            weight = linear_at(model, name).weight
             row, column = pick(weight.shape[0]), pick(weight.shape[1])
             weight[row, column] = float("inf") if pick(2) else float("-inf")
             expected = ("forward", name)
@@ -159,7 +159,7 @@ def build(fault: str, seed: int) -> Problem:
             # A unit whose weights are all 0 gives the same value on every example: spread 0.
             place = pick(3)
             unit = pick(HIDDEN)
-            linear = layers[0] if place == 0 else layers[2]
+            linear = linear_at(model, "encoder.layers.0" if place == 0 else "encoder.layers.2")
             linear.weight[unit] = 0.0
             linear.bias[unit] = 0.0  # exactly 0 everywhere, so its mean is exactly 0 too
             if place == 2:
@@ -169,7 +169,9 @@ def build(fault: str, seed: int) -> Problem:
                 layers[SLOTS[place]] = Standardize()
                 expected = ("forward", f"encoder.layers.{SLOTS[place]}")
         elif fault == "exp-overflow":
-            layers[slot - 1].weight.mul_(400.0)  # pre-activations in the hundreds: exp is inf
+            linear_at(model, f"encoder.layers.{slot - 1}").weight.mul_(
+                400.0
+            )  # pre-activations in the hundreds: exp is inf
             layers[slot] = SoftGate()
             expected = ("forward", f"encoder.layers.{slot}")
         elif fault == "hidden":
@@ -185,6 +187,12 @@ def build(fault: str, seed: int) -> Problem:
             layers[slot] = RootGate()
             expected = ("backward", f"encoder.layers.{slot}")
     return Problem(model, inputs, targets, expected)
+
+
+def linear_at(model: nn.Module, name: str) -> nn.Linear:
+    linear = model.get_submodule(name)
+    assert isinstance(linear, nn.Linear), name
+    return linear
 
 
 def finite_copy(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

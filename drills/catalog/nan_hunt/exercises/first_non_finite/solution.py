@@ -8,10 +8,13 @@ whose backward sends a non-finite gradient toward its input. Names are model.nam
 Change no weight, and leave no hook behind.
 """
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
 Answer = tuple[str, str | None] | None
+LossFn = Callable[[torch.Tensor], torch.Tensor]
 
 
 def finite(value: object) -> bool:
@@ -20,7 +23,7 @@ def finite(value: object) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in tensors if isinstance(t, torch.Tensor))
 
 
-def first_non_finite(model: nn.Module, inputs: torch.Tensor, loss_fn) -> Answer:
+def first_non_finite(model: nn.Module, inputs: torch.Tensor, loss_fn: LossFn) -> Answer:
     names = {module: name for name, module in model.named_modules()}
     hits: dict[str, list[str]] = {"forward": [], "backward": []}
 
@@ -40,7 +43,7 @@ def first_non_finite(model: nn.Module, inputs: torch.Tensor, loss_fn) -> Answer:
             return "forward", hits["forward"][0]
         if not finite(loss):
             return "loss", None
-        loss.backward()
+        torch.autograd.backward(loss)
         if hits["backward"]:
             return "backward", hits["backward"][0]
         return None
@@ -52,9 +55,10 @@ def first_non_finite(model: nn.Module, inputs: torch.Tensor, loss_fn) -> Answer:
 if __name__ == "__main__":
     # A local try on a model of your own (the judge ignores this block and builds its own).
     torch.manual_seed(0)
-    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Sequential(nn.Linear(8, 8), nn.ReLU()))
+    broken = nn.Linear(8, 8)
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Sequential(broken, nn.ReLU()))
     with torch.no_grad():
-        net[2][0].weight[0, 0] = float("inf")  # a broken weight, two levels down
+        broken.weight[0, 0] = float("inf")  # a broken weight, two levels down
     targets = torch.randint(8, (16,))
 
     def loss_fn(output: torch.Tensor) -> torch.Tensor:

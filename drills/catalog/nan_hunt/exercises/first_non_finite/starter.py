@@ -21,22 +21,26 @@ leave no hook behind.
     Name a module as model.named_modules() names it ('' is the model itself).
 """
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
 Answer = tuple[str, str | None] | None
+LossFn = Callable[[torch.Tensor], torch.Tensor]
 
 
-def first_non_finite(model: nn.Module, inputs: torch.Tensor, loss_fn) -> Answer:
+def first_non_finite(model: nn.Module, inputs: torch.Tensor, loss_fn: LossFn) -> Answer:
     raise NotImplementedError("write first_non_finite()")
 
 
 if __name__ == "__main__":
     # A local try on a model of your own (the judge ignores this block and builds its own).
     torch.manual_seed(0)
-    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Sequential(nn.Linear(8, 8), nn.ReLU()))
+    broken = nn.Linear(8, 8)
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Sequential(broken, nn.ReLU()))
     with torch.no_grad():
-        net[2][0].weight[0, 0] = float("inf")  # a broken weight, two levels down
+        broken.weight[0, 0] = float("inf")  # a broken weight, two levels down
     targets = torch.randint(8, (16,))
 
     def loss_fn(output: torch.Tensor) -> torch.Tensor:
