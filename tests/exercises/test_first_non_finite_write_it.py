@@ -207,3 +207,29 @@ def test_an_infinite_weight_crosses_as_a_finite_copy_and_exactly_as_a_value() ->
     assert any(not bool(torch.isfinite(t).all()) for t in state.values())
     assert all(bool(torch.isfinite(t).all()) for t in copy.values())
     assert checks.reference_weights(1, 0).keys() == state.keys()
+
+
+def test_the_answer_messages_say_what_is_wrong() -> None:
+    """Each kind of wrong answer, read against a traced run, in the learner's terms."""
+    built = problem.build("backward", 0)
+    trace = checks.measure(built)
+    modules = dict(built.model.named_modules())
+    assert built.expected is not None
+    gate = built.expected[1]
+    assert gate is not None
+    assert checks.answer_problem(("backward", gate), trace, modules) is None
+    assert checks.answer_problem(("backward", "RootGate"), trace, modules) is None  # a class
+    assert checks.name_problem(("backward", "RootGate"), modules) == (
+        "your finder named 'RootGate', which is not a name model.named_modules() gives (it is "
+        f"a class: named_modules() calls a module of it {gate!r})"
+    )
+    said = {
+        ("forward", "head"): "every module's output was finite, and the gradient that",
+        ("loss", None): "but the loss is not where it starts",
+        ("backward", "encoder.layers.0"): "that is not the first",
+        ("backward", "head"): "the gradient that the backward of 'head' sends toward its input "
+        "was finite",
+        ("backward", "Linear"): "'Linear' is no module of this model",
+    }
+    for answer, says in said.items():
+        assert says in (checks.answer_problem(answer, trace, modules) or ""), answer

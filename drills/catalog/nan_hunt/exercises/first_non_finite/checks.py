@@ -162,8 +162,10 @@ def answer_problem(answer: Answer, trace: Trace, modules: dict[str, nn.Module]) 
     where = WHERE[stage].format(repr(right))
     if answer is None:
         return text + f"; {where} held NaN or inf"
+    if answer[0] == "forward" and stage == "backward":
+        return text + f"; every module's output was finite, and {where} was not"
     if answer[0] != stage:
-        first = "the loss" if answer[0] == "loss" else f"the {answer[0]} pass"
+        first = "the loss" if answer[0] == "loss" else "the backward pass"
         return text + f", but {first} is not where it starts: {where} held NaN or inf"
     name = answer[1]
     later = trace.forward if stage == "forward" else trace.backward
