@@ -33,7 +33,9 @@ EXERCISE = Exercise(
     harness=f"{__name__}.harness",
     checker=f"{__name__}.checks",
     checks=(
-        CheckSpec("per-sequence", "Both versions give each row the mean of its real tokens' losses"),
+        CheckSpec(
+            "per-sequence", "Both versions give each row the mean of its real tokens' losses"
+        ),
         CheckSpec(
             "empty-rows", "A row with no real token gives 0, not NaN, and so does a batch with none"
         ),
@@ -46,7 +48,9 @@ EXERCISE = Exercise(
             "padding-ignored", "Nothing the padding holds, inf and NaN included, reaches a result"
         ),
         CheckSpec("dtype", "Both return the losses' dtype, at float64's precision for float64"),
-        CheckSpec("written-twice", "The loop version loops over the batch; the vectorised one does not"),
+        CheckSpec(
+            "written-twice", "The loop version loops over the batch; the vectorised one does not"
+        ),
         CheckSpec(
             "compare-accepts",
             "compare() accepts correct versions that differ from a plain loop by rounding",

@@ -27,14 +27,15 @@ from drills.catalog.variable_length_loss.exercises.write_it_twice.problem import
     reference,
     valid_input,
 )
+from drills.core.contract import SignatureValue
 from drills.exercises.contract import Exercise
 from drills.exercises.evidence import Assessment, CaseEvidence, findings_check, missing_evidence
 
 RELATIVE, ABSOLUTE = 1e-5, 1e-6  # a mean of at most 32 float32 losses: its rounding, no more
 PRECISE = 1e-10  # relative, on float64 losses: float32 arithmetic is 1e-8 off or worse
 FUNCTIONS = {"loop": "masked_means_loop", "vectorised": "masked_means"}
-KEYS = ("per-sequence", "empty-rows", "overall", "padding-ignored", "dtype")
-KEYS += ("written-twice", "compare-accepts", "compare-catches")
+VALUE_KEYS = ("per-sequence", "empty-rows", "overall", "padding-ignored", "dtype")
+KEYS = (*VALUE_KEYS, "written-twice", "compare-accepts", "compare-catches")
 Means = tuple[torch.Tensor, torch.Tensor]
 
 
@@ -44,7 +45,7 @@ def reference_weights(case: int, seed: int) -> dict[str, torch.Tensor]:
 
 def assess(exercise: Exercise, cases: Sequence[CaseEvidence]) -> Assessment:
     found: dict[str, list[str]] = {key: [] for key in KEYS}
-    measurements: dict[str, float | int | bool | str | None] = {}
+    measurements: dict[str, SignatureValue] = {}
     for case in cases:
         if case.error:
             continue
@@ -54,7 +55,7 @@ def assess(exercise: Exercise, cases: Sequence[CaseEvidence]) -> Assessment:
         for name, function in FUNCTIONS.items():
             came = returned(values, name)
             if came is None:
-                for key in KEYS[:5]:
+                for key in VALUE_KEYS:
                     found[key].append(f"{where} nothing readable came back from {function}()")
                 continue
             for key, text in judged_values(batch, came, function):
@@ -212,15 +213,16 @@ def compare_finding(case: int, values: Mapping[str, torch.Tensor]) -> tuple[str,
     if result == TRUE:
         return key, f"your compare returned True for {planted.what} ({planted.shows})"
     losses, mask = values.get("shown:losses"), values.get("shown:mask")
-    if valid_input(losses, mask) and differs(losses, mask, planted.version):  # type: ignore[arg-type]
-        return key, ""
+    if losses is not None and mask is not None and valid_input(losses, mask):
+        if differs(losses, mask, planted.version):  # the fault, shown again here
+            return key, ""
     return key, (
         f"your compare returned False for {planted.what}, but on no input it handed that "
         "version does it differ from a correct one"
     )
 
 
-def loops(values: Mapping[str, torch.Tensor], measurements: dict[str, object]) -> list[str]:
+def loops(values: Mapping[str, torch.Tensor], measurements: dict[str, SignatureValue]) -> list[str]:
     """What is wrong with how the two versions are written, read from the lines they ran."""
     lines = values.get("lines")
     if lines is None or lines.dtype != torch.int64 or tuple(lines.shape) != (4,):

@@ -136,7 +136,9 @@ def lines_run(learner: ModuleType, seed: int) -> list[int]:
     ]
 
 
-def executed_lines(function: Callable[..., object], losses: torch.Tensor, mask: torch.Tensor) -> int:
+def executed_lines(
+    function: Callable[..., object], losses: torch.Tensor, mask: torch.Tensor
+) -> int:
     count = 0
 
     def local(frame: FrameType, event: str, arg: Any) -> Any:

@@ -18,10 +18,15 @@ shape, in dtype, in a value by more than rounding (float32: about 1e-6 of it), N
 number. The judge calls it with its own loop and versions of its own, right and wrong.
 """
 
+from collections.abc import Callable
+
 import torch
 
+Means = tuple[torch.Tensor, torch.Tensor]  # (per_sequence, overall)
+Version = Callable[[torch.Tensor, torch.Tensor], Means]
 
-def masked_means_loop(losses: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+
+def masked_means_loop(losses: torch.Tensor, mask: torch.Tensor) -> Means:
     zero = losses.new_zeros(())
     means, total, count = [], zero, 0
     for b in range(losses.shape[0]):
@@ -35,7 +40,7 @@ def masked_means_loop(losses: torch.Tensor, mask: torch.Tensor) -> tuple[torch.T
     return per_sequence, total / count if count else zero
 
 
-def masked_means(losses: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def masked_means(losses: torch.Tensor, mask: torch.Tensor) -> Means:
     kept = torch.where(mask, losses, torch.zeros_like(losses))  # not losses * mask: inf * 0 = NaN
     counts = mask.sum(dim=1)
     sums = kept.sum(dim=1)
@@ -52,12 +57,12 @@ def random_batch(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.where(mask, torch.rand(rows, width, dtype=dtype) * 10, padding), mask
 
 
-def compare(loop, vectorised) -> bool:
+def compare(loop: Version, vectorised: Version) -> bool:
     for trial in range(300):
         losses, mask = random_batch((torch.float32, torch.float64)[trial % 2])
         mine = loop(losses.clone(), mask.clone())
         theirs = vectorised(losses.clone(), mask.clone())
-        for a, b in zip(mine, theirs):  # shape and dtype first: allclose broadcasts
+        for a, b in zip(mine, theirs, strict=True):  # shape and dtype first: allclose broadcasts
             if a.shape != b.shape or a.dtype != b.dtype:
                 return False
             if not torch.allclose(a, b, rtol=1e-5, atol=1e-6):  # NaN is never close

@@ -18,18 +18,23 @@ shape, in dtype, in a value by more than rounding (float32: about 1e-6 of it), N
 number. The judge calls it with its own loop and versions of its own, right and wrong.
 """
 
+from collections.abc import Callable
+
 import torch
 
+Means = tuple[torch.Tensor, torch.Tensor]  # (per_sequence, overall)
+Version = Callable[[torch.Tensor, torch.Tensor], Means]
 
-def masked_means_loop(losses: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+
+def masked_means_loop(losses: torch.Tensor, mask: torch.Tensor) -> Means:
     raise NotImplementedError("write masked_means_loop()")
 
 
-def masked_means(losses: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def masked_means(losses: torch.Tensor, mask: torch.Tensor) -> Means:
     raise NotImplementedError("write masked_means()")
 
 
-def compare(loop, vectorised) -> bool:
+def compare(loop: Version, vectorised: Version) -> bool:
     raise NotImplementedError("write compare()")
 
 
