@@ -55,15 +55,17 @@ UNWRITTEN = {
     "relative-update": "write relative_update()",
     "label-audit": "write audit_labels()",
     "batch-noise-spike": "write read_spike()",
+    "write-it-twice": "write masked_means_loop()",
 }
 # The drill's reading of a passing solution; None where the exercise measures no training run
-# (a one-backward audit, one step, one batch of labels, one spiking batch), so no drill
-# signature is filled.
+# (a one-backward audit, one step, one batch of labels, one spiking batch, two versions of one
+# reduction), so no drill signature is filled.
 SOLUTION_VERDICT: dict[str, str | None] = {
     "parameter-audit": None,
     "relative-update": None,
     "label-audit": None,
     "batch-noise-spike": None,
+    "write-it-twice": None,
     "overfit-shuffled-pairs": "fits",
     "graph-detached-features": "intact",
     "labels-shift-once": "shifted-once",
