@@ -3,6 +3,10 @@ versions against the definitions computed here in float64, the padding run again
 lines each version ran, and compare()'s answers against the version each run planted. A False
 for a wrong version counts only with an input that shows the fault, checked here again.
 
+The line counts come from a trace inside the sandbox, where the learner's code runs, as every
+value judged here does: a file can hide a loop from them only by tampering with the tracer on
+purpose. They tell a loop from a vectorised version; they do not measure speed.
+
 No drill signature: the signature of "Variable-length losses" describes a training run, and two
 versions of one reduction have none, so the judgement carries no verdict.
 """
