@@ -293,3 +293,15 @@ def test_each_wrong_version_is_shown_by_its_input_and_only_by_it(name: str) -> N
         kept = torch.tensor(fine, dtype=dtype), torch.tensor(fine_mask)
         assert problem.differs(*shown, planted.version)
         assert not problem.differs(*kept, planted.version)
+
+
+def test_a_nan_where_a_mean_is_due_is_named_as_such() -> None:
+    old = "    return sums / counts.clamp(min=1), sums.sum() / counts.sum().clamp(min=1)\n"
+    code = get_exercise(SLUG).solution.replace(
+        old, "    return sums * float('nan'), sums.sum() / counts.sum().clamp(min=1)\n"
+    )
+    found = judgement(SLUG, code)
+    said = next(check.message for check in found.checks if check.key == "per-sequence")
+    assert "masked_means() gave row 0" in said and "it is nan where a number is due" in said
+    # NaN with zeros in the padding and NaN with junk there: the padding changed nothing.
+    assert failing_checks(found) == {"per-sequence", "empty-rows"}

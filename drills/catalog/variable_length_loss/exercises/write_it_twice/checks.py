@@ -13,6 +13,7 @@ versions of one reduction have none, so the judgement carries no verdict.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -138,7 +139,7 @@ def judged_values(batch: Batch, came: Means, function: str) -> list[tuple[str, s
             if close(value, padded[row], RELATIVE):
                 text += ": it is their sum over the padded length"
             else:
-                text += f"; it is too {'high' if value > right else 'low'}"
+                text += off(value, right)
             wrong.append(("per-sequence", text))
         elif not close(value, right, PRECISE):
             imprecise = True
@@ -156,7 +157,7 @@ def judged_values(batch: Batch, came: Means, function: str) -> list[tuple[str, s
         if close(value, sum(means) / len(means), RELATIVE):
             text += ": it is the average of the rows' means, where each row weighs the same"
         else:
-            text += f"; it is too {'high' if value > right else 'low'}"
+            text += off(value, right)
         wrong.append(("overall", text))
     elif not close(value, right, PRECISE):
         imprecise = True
@@ -169,6 +170,13 @@ def judged_values(batch: Batch, came: Means, function: str) -> list[tuple[str, s
     return wrong
 
 
+def off(value: float, reference: float) -> str:
+    """How a wrong value is wrong, without giving the right one away."""
+    if math.isnan(value) or math.isinf(value):
+        return f"; it is {value} where a number is due"
+    return f"; it is too {'high' if value > reference else 'low'}"
+
+
 def close(value: float, reference: float, relative: float) -> bool:
     """Within `relative` of the reference, and of 1 near 0 (NaN is never close)."""
     return abs(value - reference) <= relative * (1.0 + abs(reference))
@@ -179,16 +187,21 @@ def padding_kept(clean: Means, garbage: Means | None, function: str) -> list[str
     if garbage is None:
         return [f"nothing readable came back from {function}() when the padding held inf and NaN"]
     for part, zeros, junk in zip(("per_sequence", "overall"), clean, garbage, strict=True):
-        if zeros.shape == junk.shape and torch.allclose(
-            junk.double(), zeros.double(), rtol=1e-6, atol=1e-7
-        ):
-            continue
-        first = junk.double().flatten()[:1].tolist()
-        shown = f" ({first[0]:.4g} in its first value)" if first else ""
-        return [
+        text = (
             f"{function}() gave another {part} when the padding held inf and NaN than when it "
-            f"held zeros{shown}: what the padding holds must not reach the result"
-        ]
+            "held zeros"
+        )
+        if zeros.shape != junk.shape:
+            return [f"{text} (of shape {list(junk.shape)}, not {list(zeros.shape)})"]
+        moved = ~torch.isclose(junk.double(), zeros.double(), rtol=1e-6, atol=1e-7, equal_nan=True)
+        if bool(moved.any()):
+            index = int(moved.flatten().nonzero()[0])
+            was, became = zeros.double().flatten()[index], junk.double().flatten()[index]
+            where = f" at row {index}" if part == "per_sequence" else ""
+            return [
+                f"{text} ({float(became):.4g} instead of {float(was):.4g}{where}): what the "
+                "padding holds must not reach the result"
+            ]
     return []
 
 
