@@ -56,6 +56,7 @@ def test_a_solution_passes_in_the_real_sandbox(
 @pytest.mark.parametrize(
     "slug",
     ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "first-non-finite"],
+    ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "write-it-twice"],
 )
 def test_a_write_it_solution_passes_in_the_real_sandbox(
     usable: None, slug: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -65,12 +65,18 @@ UNWRITTEN = {
 # The drill's reading of a passing solution; None where the exercise measures no training run
 # (a one-backward audit, one step, one batch of labels, one spiking batch, one step's first
 # NaN), so no drill signature is filled.
+    "write-it-twice": "write masked_means_loop()",
+}
+# The drill's reading of a passing solution; None where the exercise measures no training run
+# (a one-backward audit, one step, one batch of labels, one spiking batch, two versions of one
+# reduction), so no drill signature is filled.
 SOLUTION_VERDICT: dict[str, str | None] = {
     "parameter-audit": None,
     "relative-update": None,
     "label-audit": None,
     "batch-noise-spike": None,
     "first-non-finite": None,
+    "write-it-twice": None,
     "overfit-shuffled-pairs": "fits",
     "graph-detached-features": "intact",
     "labels-shift-once": "shifted-once",
