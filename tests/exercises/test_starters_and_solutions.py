@@ -55,6 +55,7 @@ UNWRITTEN = {
     "relative-update": "write relative_update()",
     "label-audit": "write audit_labels()",
     "batch-noise-spike": "write read_spike()",
+    "static-batch-seeded-overfit": "write batch_is_static()",
 }
 # The drill's reading of a passing solution; None where the exercise measures no training run
 # (a one-backward audit, one step, one batch of labels, one spiking batch), so no drill
@@ -64,6 +65,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "relative-update": None,
     "label-audit": None,
     "batch-noise-spike": None,
+    "static-batch-seeded-overfit": None,
     "overfit-shuffled-pairs": "fits",
     "graph-detached-features": "intact",
     "labels-shift-once": "shifted-once",
