@@ -24,6 +24,7 @@ def usable() -> None:
     ("slug", "verdict"),
     [
         ("graph-detached-features", "intact"),
+        ("overfit-ladder", "fits"),
         ("accumulation-big-batch-step", "healthy"),
         ("mixed-precision-float32-step", "healthy"),
         ("per-token-loss", "per-token"),

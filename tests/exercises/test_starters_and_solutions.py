@@ -56,6 +56,7 @@ UNWRITTEN = {
     "label-audit": "write audit_labels()",
     "batch-noise-spike": "write read_spike()",
     "static-batch-seeded-overfit": "write batch_is_static()",
+    "overfit-ladder": "write overfit_ladder()",
 }
 # The drill's reading of a passing solution; None where the exercise measures no training run
 # (a one-backward audit, one step, one batch of labels, one spiking batch), so no drill
@@ -66,6 +67,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "label-audit": None,
     "batch-noise-spike": None,
     "static-batch-seeded-overfit": None,
+    "overfit-ladder": "fits",
     "overfit-shuffled-pairs": "fits",
     "graph-detached-features": "intact",
     "labels-shift-once": "shifted-once",
