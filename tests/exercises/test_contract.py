@@ -21,6 +21,8 @@ EXERCISES = all_exercises()
 def test_the_exercises_are_found_in_their_drill_folders() -> None:
     assert {(e.drill, e.slug, e.kind) for e in EXERCISES} == {
         ("overfit-one-batch", "overfit-shuffled-pairs", "fix"),
+        ("overfit-one-batch", "static-batch-seeded-overfit", "write"),
+        ("overfit-one-batch", "overfit-ladder", "write"),
         ("break-the-graph", "graph-detached-features", "fix"),
         ("double-shift-labels", "labels-shift-once", "write"),
         ("double-shift-labels", "label-audit", "write"),
@@ -94,6 +96,18 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
         "eval-mode-remeasure": ("eval()", "dropout is still", "train mode"),
         "optimizer-new-head": ("optimizer", "param_groups"),
         "parameter-audit": ("param_groups", "isfinite", "is none", "identity"),
+        "overfit-ladder": ("zero_grad", "no_grad", "eval()", "random batch", "fresh batch"),
+        "static-batch-seeded-overfit": (
+            "clone",
+            "copy",
+            "in place",
+            "reference",
+            "manual_seed",
+            "seed once",
+            "inside the loop",
+            "identity",
+            "dropout",
+        ),
         "relative-update": ("clone", "in place", "before the step"),
         "label-audit": ("t + 1", "t + shift", "shifted once"),
         "accumulation-big-batch-step": ("divid", "/ k", "sum", "mean", "averag", "scale"),

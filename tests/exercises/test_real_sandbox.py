@@ -24,6 +24,7 @@ def usable() -> None:
     ("slug", "verdict"),
     [
         ("graph-detached-features", "intact"),
+        ("overfit-ladder", "fits"),
         ("accumulation-big-batch-step", "healthy"),
         ("mixed-precision-float32-step", "healthy"),
         ("per-token-loss", "per-token"),
@@ -57,6 +58,13 @@ def test_a_solution_passes_in_the_real_sandbox(
     "slug",
     ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "first-non-finite"],
     ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "write-it-twice"],
+    [
+        "parameter-audit",
+        "relative-update",
+        "label-audit",
+        "batch-noise-spike",
+        "static-batch-seeded-overfit",
+    ],
 )
 def test_a_write_it_solution_passes_in_the_real_sandbox(
     usable: None, slug: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -61,6 +61,8 @@ UNWRITTEN = {
     "label-audit": "write audit_labels()",
     "batch-noise-spike": "write read_spike()",
     "first-non-finite": "write first_non_finite()",
+    "static-batch-seeded-overfit": "write batch_is_static()",
+    "overfit-ladder": "write overfit_ladder()",
 }
 # The drill's reading of a passing solution; None where the exercise measures no training run
 # (a one-backward audit, one step, one batch of labels, one spiking batch, one step's first
@@ -77,6 +79,8 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "batch-noise-spike": None,
     "first-non-finite": None,
     "write-it-twice": None,
+    "static-batch-seeded-overfit": None,
+    "overfit-ladder": "fits",
     "overfit-shuffled-pairs": "fits",
     "graph-detached-features": "intact",
     "labels-shift-once": "shifted-once",
