@@ -22,6 +22,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
     assert {(e.drill, e.slug, e.kind) for e in EXERCISES} == {
         ("overfit-one-batch", "overfit-shuffled-pairs", "fix"),
         ("break-the-graph", "graph-detached-features", "fix"),
+        ("break-the-graph", "pipeline-test", "write"),
         ("double-shift-labels", "labels-shift-once", "write"),
         ("double-shift-labels", "label-audit", "write"),
         ("val-below-train", "eval-mode-remeasure", "write"),
@@ -87,6 +88,15 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
     giveaways = {
         "overfit-shuffled-pairs": ("permut", "randperm", "pairs"),
         "graph-detached-features": ("detach", "grad_fn", "graph"),
+        "pipeline-test": (
+            "requires_grad",
+            ".grad",
+            "is none",
+            "zero",
+            "count_nonzero",
+            "named_parameters",
+            "threshold",
+        ),
         "labels-shift-once": ("double", "twice", "shift"),
         "eval-mode-remeasure": ("eval()", "dropout is still", "train mode"),
         "optimizer-new-head": ("optimizer", "param_groups"),

@@ -55,15 +55,17 @@ UNWRITTEN = {
     "relative-update": "write relative_update()",
     "label-audit": "write audit_labels()",
     "batch-noise-spike": "write read_spike()",
+    "pipeline-test": "write test_every_layer_learns()",
 }
 # The drill's reading of a passing solution; None where the exercise measures no training run
-# (a one-backward audit, one step, one batch of labels, one spiking batch), so no drill
-# signature is filled.
+# (a one-backward audit, one step, one batch of labels, one spiking batch, a test of one
+# backward), so no drill signature is filled.
 SOLUTION_VERDICT: dict[str, str | None] = {
     "parameter-audit": None,
     "relative-update": None,
     "label-audit": None,
     "batch-noise-spike": None,
+    "pipeline-test": None,
     "overfit-shuffled-pairs": "fits",
     "graph-detached-features": "intact",
     "labels-shift-once": "shifted-once",

@@ -21,7 +21,7 @@ from drills.catalog.break_the_graph.exercises.pipeline_test.problem import (
     loss_of,
     one_thread,
 )
-from drills.exercises.contract import Exercise
+from drills.exercises.contract import CheckStatus, Exercise
 from drills.exercises.evidence import Assessment, CaseEvidence, listed, missing_evidence, result
 
 # One check per hidden run, in the order of FAULTS (and of the exercise's cases).
@@ -52,7 +52,7 @@ def silent_parameters(case: int, seed: int) -> tuple[dict[str, str], float]:
         if not parameter.requires_grad:
             silent[name] = "requires_grad is False"
         elif grad is None:
-            silent[name] = "no gradient reaches it (.grad is None)"
+            silent[name] = "no gradient reaches it: .grad is None"
         elif torch.count_nonzero(grad) == 0:
             silent[name] = "its gradient is all zeros"
         else:
@@ -88,11 +88,12 @@ def assess(exercise: Exercise, cases: Sequence[CaseEvidence]) -> Assessment:
 
 def verdict(
     label: str, silent: dict[str, str], smallest: float, failed: bool, built: int
-) -> tuple[str, str]:
+) -> tuple[CheckStatus, str]:
     """(check status, message) for one run: a test must fail exactly where some parameter
     would not learn."""
     if silent and failed:
-        return "pass", f"Your test failed on '{label}', where {listed([repr(name) for name in silent])} would not learn."
+        names = listed([repr(name) for name in silent])
+        return "pass", f"Your test failed on '{label}', where {names} would not learn."
     if not silent and not failed:
         return "pass", f"Your test passed on '{label}', where every parameter learns."
     if silent:

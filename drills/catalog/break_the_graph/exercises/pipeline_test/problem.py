@@ -48,7 +48,7 @@ class Stack(nn.Module):
         h = h.detach() if self.fault == "cut-off" and self.part == "first" else h
         h = torch.relu(self.second(h))
         h = h.detach() if self.fault == "cut-off" and self.part == "second" else h
-        out = self.head(h)
+        out: torch.Tensor = self.head(h)
         return out if self.fault == "unused" else out * self.gain  # the gain forgotten
 
 
@@ -153,9 +153,8 @@ def build_model(case: int, seed: int) -> nn.Module:
         )
     broken = plan.fault if plan.fault not in ("healthy", "small") else None
     model.fault, model.part = broken, plan.part
-    layer = {"first": "first", "second": "second", "embed": "embed", "inner": "inner"}
     if broken == "frozen":  # frozen after it was built, as fine-tuning code freezes layers
-        getattr(model, layer[plan.part]).requires_grad_(False)
+        getattr(model, plan.part).requires_grad_(False)
     if broken == "dead-relus":  # a bias pushed so low that no example makes a unit fire
         dead: nn.Linear = getattr(model, plan.part)
         with torch.no_grad():

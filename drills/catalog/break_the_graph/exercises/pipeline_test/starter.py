@@ -40,7 +40,7 @@ if __name__ == "__main__":
 
     def frozen() -> nn.Module:
         model = healthy()
-        model[0].requires_grad_(False)
+        next(model.children()).requires_grad_(False)  # the first layer frozen
         return model
 
     test_every_layer_learns(healthy, data, nn.functional.cross_entropy)
