@@ -41,7 +41,7 @@ WRONG = {
     # The head alone takes the loss down in one step.
     "wrong_loss_decreases": (BROKEN, "finds parameters that would not learn"),
     # The branch behind a layer scale of 1e-4 has gradient norms of about 1e-6 to 1e-5.
-    "wrong_strict_threshold": ({"small-gradients"}, "small but not zero"),
+    "wrong_strict_threshold": ({"small-gradients"}, "none of them is all zeros"),
     # A frozen layer is skipped, not reported.
     "wrong_trainable_only": ({"frozen"}, "(requires_grad is False)"),
 }

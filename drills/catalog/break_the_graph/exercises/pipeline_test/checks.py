@@ -107,6 +107,6 @@ def verdict(
         return "fail", text + "."
     return "fail", (
         f"In case '{label}' your test failed an assert, yet every parameter of that model gets "
-        f"a gradient from one backward: the smallest gradient norm is {smallest:.1e}, small but "
-        "not zero."
+        "a gradient from one backward, and none of them is all zeros: the smallest gradient "
+        f"norm is {smallest:.1e}."
     )
