@@ -24,6 +24,7 @@ def test_the_exercises_are_found_in_their_drill_folders() -> None:
         ("overfit-one-batch", "static-batch-seeded-overfit", "write"),
         ("overfit-one-batch", "overfit-ladder", "write"),
         ("break-the-graph", "graph-detached-features", "fix"),
+        ("break-the-graph", "pipeline-test", "write"),
         ("double-shift-labels", "labels-shift-once", "write"),
         ("double-shift-labels", "label-audit", "write"),
         ("val-below-train", "eval-mode-remeasure", "write"),
@@ -92,6 +93,15 @@ def test_each_story_leaves_the_cause_unnamed(exercise: Exercise) -> None:
     giveaways = {
         "overfit-shuffled-pairs": ("permut", "randperm", "pairs"),
         "graph-detached-features": ("detach", "grad_fn", "graph"),
+        "pipeline-test": (
+            "requires_grad",
+            ".grad",
+            "is none",
+            "zero",
+            "count_nonzero",
+            "named_parameters",
+            "threshold",
+        ),
         "labels-shift-once": ("double", "twice", "shift"),
         "eval-mode-remeasure": ("eval()", "dropout is still", "train mode"),
         "optimizer-new-head": ("optimizer", "param_groups"),

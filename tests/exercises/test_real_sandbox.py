@@ -65,6 +65,7 @@ def test_a_solution_passes_in_the_real_sandbox(
         "batch-noise-spike",
         "static-batch-seeded-overfit",
     ],
+    ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "pipeline-test"],
 )
 def test_a_write_it_solution_passes_in_the_real_sandbox(
     usable: None, slug: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -72,6 +72,11 @@ UNWRITTEN = {
 # The drill's reading of a passing solution; None where the exercise measures no training run
 # (a one-backward audit, one step, one batch of labels, one spiking batch, two versions of one
 # reduction), so no drill signature is filled.
+    "pipeline-test": "write test_every_layer_learns()",
+}
+# The drill's reading of a passing solution; None where the exercise measures no training run
+# (a one-backward audit, one step, one batch of labels, one spiking batch, a test of one
+# backward), so no drill signature is filled.
 SOLUTION_VERDICT: dict[str, str | None] = {
     "parameter-audit": None,
     "relative-update": None,
@@ -81,6 +86,7 @@ SOLUTION_VERDICT: dict[str, str | None] = {
     "write-it-twice": None,
     "static-batch-seeded-overfit": None,
     "overfit-ladder": "fits",
+    "pipeline-test": None,
     "overfit-shuffled-pairs": "fits",
     "graph-detached-features": "intact",
     "labels-shift-once": "shifted-once",
