@@ -56,16 +56,16 @@ def test_a_solution_passes_in_the_real_sandbox(
 
 @pytest.mark.parametrize(
     "slug",
-    ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "first-non-finite"],
-    ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "write-it-twice"],
     [
         "parameter-audit",
         "relative-update",
         "label-audit",
         "batch-noise-spike",
+        "first-non-finite",
+        "write-it-twice",
         "static-batch-seeded-overfit",
+        "pipeline-test",
     ],
-    ["parameter-audit", "relative-update", "label-audit", "batch-noise-spike", "pipeline-test"],
 )
 def test_a_write_it_solution_passes_in_the_real_sandbox(
     usable: None, slug: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -63,20 +63,12 @@ UNWRITTEN = {
     "first-non-finite": "write first_non_finite()",
     "static-batch-seeded-overfit": "write batch_is_static()",
     "overfit-ladder": "write overfit_ladder()",
-}
-# The drill's reading of a passing solution; None where the exercise measures no training run
-# (a one-backward audit, one step, one batch of labels, one spiking batch, one step's first
-# NaN), so no drill signature is filled.
     "write-it-twice": "write masked_means_loop()",
-}
-# The drill's reading of a passing solution; None where the exercise measures no training run
-# (a one-backward audit, one step, one batch of labels, one spiking batch, two versions of one
-# reduction), so no drill signature is filled.
     "pipeline-test": "write test_every_layer_learns()",
 }
 # The drill's reading of a passing solution; None where the exercise measures no training run
-# (a one-backward audit, one step, one batch of labels, one spiking batch, a test of one
-# backward), so no drill signature is filled.
+# (a one-backward audit, one step, one batch of labels, one spiking batch, one step's first NaN,
+# two versions of one reduction, a test of one backward), so no drill signature is filled.
 SOLUTION_VERDICT: dict[str, str | None] = {
     "parameter-audit": None,
     "relative-update": None,
