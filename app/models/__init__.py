@@ -53,6 +53,8 @@ from app.models.time import as_utc, utcnow
 # isort: split
 # A feature's own tables, imported here so that the metadata (and Alembic) sees every table.
 from app.exercises.models import ExerciseHelp, ExerciseRun
+from app.grading.models import SavedComment
+from app.practice.models import PracticeSettings
 
 __all__ = [
     "LOCAL_LEARNER_ID",
@@ -90,6 +92,8 @@ __all__ = [
     "Replay",
     "ReplayStatus",
     "ReplayVerdict",
+    "PracticeSettings",
+    "SavedComment",
     "Review",
     "Role",
     "Submission",

@@ -2,6 +2,7 @@
 the app's routes, and a snapshot of every table to prove that a request changed nothing."""
 
 import functools
+import hashlib
 import re
 from collections.abc import Iterable
 from datetime import timedelta
@@ -29,6 +30,7 @@ from app.models import (
     Explanation,
     Review,
     Role,
+    SavedComment,
     Submission,
     User,
     utcnow,
@@ -352,6 +354,12 @@ def add_cohort(
     for learner_id in learners:
         _save(engine, CohortMembership(cohort_id=cohort_id, learner_id=learner_id))
     return cohort_id
+
+
+def add_saved_comment(engine: Engine, owner_id: int, text: str) -> int:
+    """One of an instructor's saved review comments."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return _save(engine, SavedComment(owner_id=owner_id, text=text, text_sha256=digest))
 
 
 def _save(engine: Engine, row: Any) -> int:

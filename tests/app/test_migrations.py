@@ -43,6 +43,8 @@ TABLES = {
     "round_review",
     "exercise_run",
     "exercise_help",
+    "saved_comment",
+    "practice_settings",
 }
 
 
