@@ -3,6 +3,7 @@ count and length, and used in the three reviews (appended server-side, or saved 
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 from fastapi.testclient import TestClient
@@ -10,7 +11,16 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from app.core.limits import MAX_SAVED_COMMENT, MAX_SAVED_COMMENTS
-from app.models import CASE_RUBRIC, CaseReview, Review, Role, RoundReview, SavedComment
+from app.grading import saved_comments
+from app.models import (
+    CASE_RUBRIC,
+    CaseReview,
+    Review,
+    Role,
+    RoundReview,
+    SavedComment,
+    utcnow,
+)
 from tests.app.factories import (
     RUBRIC_KEYS,
     add_attempt,
@@ -55,9 +65,12 @@ def term(anonymous: TestClient) -> Iterator[Term]:
         "case": case_attempt,
         "round": add_round(engine, learner),
     }
-    clients = [signed_in(app, name) for name in ("ida", "otto", "lee")]  # type: ignore[arg-type]
-    yield Term(engine, *clients, ids=ids)
-    for client in clients:
+    instructor, other_instructor, learner_client = (
+        signed_in(app, name)  # type: ignore[arg-type]
+        for name in ("ida", "otto", "lee")
+    )
+    yield Term(engine, instructor, other_instructor, learner_client, ids=ids)
+    for client in (instructor, other_instructor, learner_client):
         client.close()
 
 
@@ -157,17 +170,17 @@ def review_fields(keys: tuple[str, ...], **extra: str) -> dict[str, str]:
     return {"decision": "changes_requested", **{f"score.{key}": "1" for key in keys}, **extra}
 
 
-REVIEWS = {
+REVIEWS: dict[str, tuple[str, tuple[str, ...], type[Review | CaseReview | RoundReview]]] = {
     "submission": ("/submissions/{}/reviews", RUBRIC_KEYS, Review),
     "case": ("/cases/attempts/{}/review", tuple(key for key, _ in CASE_RUBRIC), CaseReview),
     "round": ("/practice/rounds/{}/review", tuple(key for key, _ in CASE_RUBRIC), RoundReview),
 }
 
 
-def stored_comment(engine: Engine, model: type) -> str:
+def stored_comment(engine: Engine, model: type[Review | CaseReview | RoundReview]) -> str:
     with Session(engine) as session:
-        review = session.exec(select(model)).one()
-        return str(review.comment)
+        review = cast(Review | CaseReview | RoundReview, session.exec(select(model)).one())
+        return review.comment
 
 
 @pytest.mark.parametrize("kind", sorted(REVIEWS))
@@ -225,3 +238,20 @@ def test_saving_from_a_review_to_a_full_list_stores_neither(term: Term) -> None:
     fields = review_fields(RUBRIC_KEYS, comment="Comment 3.", save_comment="yes")
     assert term.instructor.post(url, data=fields, follow_redirects=False).status_code == 303
     assert len(saved(term.engine, term.ids["teacher"])) == MAX_SAVED_COMMENTS
+
+
+def test_two_saves_of_one_text_at_once_keep_one(
+    term: Term, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The twin request passed the duplicate check before the first was stored: the database's
+    unique (owner, digest) refuses it, and it is answered 409, not 500."""
+    assert add(term.instructor, "At once.") == 303
+    monkeypatch.setattr(saved_comments, "_holds", lambda *args, **kwargs: False)
+    twin = term.instructor.post(LIST, data={"text": "At once."})
+    assert twin.status_code == 409 and "in your list already" in twin.text
+    assert saved(term.engine, term.ids["teacher"]) == ["At once."]
+    # As a function, the same refusal.
+    with Session(term.engine) as session, pytest.raises(saved_comments.SavedCommentConflict):
+        saved_comments.add_comment(
+            session, owner_id=term.ids["teacher"], text="At once.", now=utcnow()
+        )
