@@ -255,3 +255,13 @@ def test_two_saves_of_one_text_at_once_keep_one(
         saved_comments.add_comment(
             session, owner_id=term.ids["teacher"], text="At once.", now=utcnow()
         )
+
+
+def test_a_saved_comment_is_shown_as_text_never_as_markup(term: Term) -> None:
+    hostile = '"><script>alert(1)</script><b>bold</b>'
+    assert add(term.instructor, hostile) == 303
+    pages = [LIST, f"/submissions/{term.ids['submission']}"]
+    for page in pages:
+        text = term.instructor.get(page).text
+        assert "<script>alert(1)" not in text and "<b>bold</b>" not in text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
