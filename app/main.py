@@ -27,12 +27,14 @@ from app.core.migrate import check_schema_is_current
 from app.core.private_files import private_database, private_directory
 from app.exercises import api as exercise_api
 from app.exercises import routes as exercise_routes
+from app.grading import comment_routes as saved_comments
 from app.grading import routes as reviews
 from app.grading import submission_routes as submissions
 from app.portfolio import routes as portfolio
 from app.portfolio.signing import load_or_create_key
 from app.practice import round_routes as rounds
 from app.practice import routes as practice
+from app.practice import streak_routes as streak
 from app.runner.dispatcher import AttemptRunner
 from app.runs import api, replays
 from app.runs import routes as attempts
@@ -198,10 +200,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         case_evidence,
         submissions,
         reviews,
+        saved_comments,
         cohorts,
         portfolio,
         rounds,  # before practice: /practice/rounds is not a review item's key
         practice,
+        streak,
         admin,
     ):
         app.include_router(module.router)

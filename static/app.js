@@ -35,6 +35,22 @@
     if (event.target && event.target.id === "hidden-setup") updateOwnSetup();
   });
 
+  // -- A saved review comment chosen goes into the comment box at once -----------------------
+  // Without this script the server appends it when the review is sent
+  // (app/grading/saved_comments.py); here the reviewer sees and edits it first, and the select
+  // goes back to "None" so that the server does not append it a second time.
+  document.addEventListener("change", (event) => {
+    const select = event.target;
+    if (!select || !select.matches || !select.matches("select[data-append-to]")) return;
+    const option = select.selectedOptions[0];
+    const box = document.getElementById(select.dataset.appendTo);
+    if (!option || !option.value || !box) return;
+    const text = option.dataset.text || "";
+    box.value = box.value.trim() ? box.value.replace(/\s+$/, "") + "\n\n" + text : text;
+    select.value = "";
+    box.focus();
+  });
+
   // -- Charts --------------------------------------------------------------------------------
   const COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
   // When runs share a chart, colour tells the runs apart and the dash tells the metrics apart.

@@ -15,6 +15,7 @@ from app.cases.models import CASE_RUBRIC, CaseAttempt
 from app.grading import case_reviews
 from app.grading import queue as review_queue
 from app.grading.rubric import InvalidReview
+from app.grading.saved_comments import saved_comments_of
 from app.runs.fair_share import TooManyRuns
 from app.web.access import can_review_work_of
 from app.web.deps import (
@@ -84,6 +85,9 @@ def _page(
         "next_item": review_queue.next_in_queue(session, reviewer=viewer)
         if viewer is not None and reviewer and review is not None
         else None,
+        "saved_comments": saved_comments_of(session, owner_id=viewer.saved_id)
+        if viewer is not None and reviewer and review is None
+        else [],
     }
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 

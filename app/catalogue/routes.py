@@ -1,12 +1,16 @@
 """The catalogue and the drill page."""
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from app.grading.progress import catalogue_standing
+from app.practice.outlook import outlook_words, review_outlook
+from app.practice.streak import shown_streak
 from app.practice.study_path import path_standing
 from app.runs.views import drill_page_context
-from app.web.deps import DrillDep, OptionalUserDep, SessionDep
+from app.web.deps import DrillDep, NowDep, OptionalUserDep, SessionDep
 from app.web.templating import templates
 from drills.core.catalogue import describe
 from drills.core.registry import all_drills
@@ -15,11 +19,25 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 
 
 @router.get("/", response_class=HTMLResponse)
-def catalogue(request: Request, user: OptionalUserDep, session: SessionDep) -> HTMLResponse:
+def catalogue(
+    request: Request, user: OptionalUserDep, session: SessionDep, now: NowDep
+) -> HTMLResponse:
     drills = [describe(drill) for drill in all_drills()]
-    standing = catalogue_standing(session, learner_id=user.saved_id) if user else {}
-    path = path_standing(session, learner_id=user.saved_id) if user else None
-    context = {"drills": drills, "standing": standing, "path": path}
+    context: dict[str, Any] = {
+        "drills": drills,
+        "standing": {},
+        "path": None,
+        "outlook": None,
+        "streak": None,
+    }
+    if user is not None:
+        learner_id = user.saved_id
+        context |= {
+            "standing": catalogue_standing(session, learner_id=learner_id),
+            "path": path_standing(session, learner_id=learner_id),
+            "outlook": outlook_words(review_outlook(session, learner_id=learner_id, now=now)),
+            "streak": shown_streak(session, learner_id=learner_id, now=now),
+        }
     return templates.TemplateResponse(request, "pages/catalogue.html", context)
 
 

@@ -22,6 +22,8 @@ MAX_REVIEW_PROMPT = 1000  # a review question an instructor writes for their coh
 MAX_REVIEW_MODEL_ANSWER = 4000  # and its model answer
 MAX_ITEM_KEY = 160  # a review item's key: "drill-miss:<drill>:<hypothesis>" and the like
 MAX_REQUEST_KEY = 64  # a run form's one-time token, or an API client's Idempotency-Key
+MAX_SAVED_COMMENT = 1000  # one of an instructor's saved review comments: a paragraph at most
+MAX_SAVED_COMMENTS = 50  # saved comments per instructor: a list one can still scan in a select
 
 __all__ = [
     "MAX_CASE_BUDGET",
@@ -39,6 +41,8 @@ __all__ = [
     "MAX_REVIEW_MODEL_ANSWER",
     "MAX_REQUEST_KEY",
     "MAX_REVIEW_PROMPT",
+    "MAX_SAVED_COMMENT",
+    "MAX_SAVED_COMMENTS",
     "MAX_SEED",
     "MAX_SUBMISSION_TEXT",
     "MIN_CASE_BUDGET",

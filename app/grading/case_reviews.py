@@ -9,7 +9,8 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import Role, User
 from app.cases.models import CASE_RUBRIC, CaseAttempt, CaseReview, CaseStage
-from app.grading.rubric import InvalidReview, parse_review, store_decision_once
+from app.grading.rubric import InvalidReview, store_decision_once
+from app.grading.saved_comments import parse_review_with_saved
 from app.web.access import learners_of
 
 
@@ -34,7 +35,9 @@ def record_case_review(
         raise CaseReviewConflict("decision", "a case is reviewed once its truth is revealed")
     if review_of(session, case_attempt.id) is not None:
         raise CaseReviewConflict("decision", ALREADY_REVIEWED)
-    form = parse_review(fields, CASE_RUBRIC)
+    form, keep = parse_review_with_saved(
+        session, reviewer_id=reviewer.id, fields=fields, rubric=CASE_RUBRIC
+    )
     review = CaseReview(
         case_attempt_id=case_attempt.id,
         instructor_id=reviewer.id,
@@ -43,7 +46,7 @@ def record_case_review(
         comment=form.comment,
     )
     # uq_case_review_attempt: of two reviews sent at once, one is stored.
-    store_decision_once(session, [review], CaseReviewConflict("decision", ALREADY_REVIEWED))
+    store_decision_once(session, [review, *keep], CaseReviewConflict("decision", ALREADY_REVIEWED))
     session.refresh(review)
     return review
 

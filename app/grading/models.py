@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Column, UniqueConstraint
+from sqlalchemy import Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from app.core import limits
@@ -107,3 +107,19 @@ class Review(SQLModel, table=True):
         hands keys back in an order of its own. A criterion since retired comes last."""
         position = {key: index for index, (key, _label) in enumerate(RUBRIC)}
         return sorted(self.scores.items(), key=lambda item: position.get(item[0], len(position)))
+
+
+# An instructor's saved review comments: their own list of phrasings they reuse in reviews.
+# Never shared, never shown to learners; the text's sha256 keeps a double submit to one row.
+class SavedComment(SQLModel, table=True):
+    __tablename__ = "saved_comment"
+    __table_args__ = (UniqueConstraint("owner_id", "text_sha256"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    # The same text twice in one list is refused: compared by digest, as a long text column
+    # cannot carry a unique index on PostgreSQL.
+    text_sha256: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)

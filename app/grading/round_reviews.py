@@ -10,7 +10,8 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import Role, User
 from app.cases.models import CASE_RUBRIC
-from app.grading.rubric import InvalidReview, parse_review, store_decision_once
+from app.grading.rubric import InvalidReview, store_decision_once
+from app.grading.saved_comments import parse_review_with_saved
 from app.practice.round_models import DiagnosisRound, RoundReview
 from app.web.access import learners_of
 
@@ -34,7 +35,9 @@ def record_round_review(
         raise RoundReviewConflict("decision", "a round is reviewed once its learner has answered")
     if review_of(session, diagnosis_round.id) is not None:
         raise RoundReviewConflict("decision", ALREADY_REVIEWED)
-    form = parse_review(fields, CASE_RUBRIC)
+    form, keep = parse_review_with_saved(
+        session, reviewer_id=reviewer.id, fields=fields, rubric=CASE_RUBRIC
+    )
     review = RoundReview(
         round_id=diagnosis_round.id,
         instructor_id=reviewer.id,
@@ -43,7 +46,7 @@ def record_round_review(
         comment=form.comment,
     )
     # uq_round_review_round: of two reviews sent at once, one is stored.
-    store_decision_once(session, [review], RoundReviewConflict("decision", ALREADY_REVIEWED))
+    store_decision_once(session, [review, *keep], RoundReviewConflict("decision", ALREADY_REVIEWED))
     session.refresh(review)
     return review
 

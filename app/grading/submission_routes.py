@@ -12,6 +12,8 @@ from app.grading import queue as review_queue
 from app.grading import submissions
 from app.grading.models import RUBRIC, Submission, SubmissionStatus
 from app.grading.progress import is_first_visit, latest_feedback, progress_grid
+from app.grading.saved_comments import saved_comments_of
+from app.practice.settings import shows_streak
 from app.practice.study_path import path_standing
 from app.runs import run_comparison
 from app.runs.models import Attempt
@@ -113,6 +115,7 @@ def submission_context(session: Session, *, submission: Submission, user: User) 
         # Once decided, its reviewer goes on to the next item in one click.
         "decided": reviewer and submission.status != SubmissionStatus.pending,
         "next_item": review_queue.next_in_queue(session, reviewer=user) if reviewer else None,
+        "saved_comments": saved_comments_of(session, owner_id=user.saved_id) if reviewer else [],
     }
     return context
 
@@ -140,5 +143,6 @@ def progress_page(request: Request, session: SessionDep, user: CurrentUser) -> H
         "cohorts": cohorts,
         "join_error": None,
         "path": path_standing(session, learner_id=user.id),
+        "show_streak": shows_streak(session, learner_id=user.id),
     }
     return templates.TemplateResponse(request, "pages/progress.html", context)

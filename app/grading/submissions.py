@@ -10,7 +10,8 @@ from app.accounts.models import MAX_ROW_ID, User
 from app.core.limits import MAX_SUBMISSION_TEXT
 from app.core.whole_numbers import whole_number
 from app.grading.models import RUBRIC, Review, Submission, SubmissionStatus
-from app.grading.rubric import InvalidReview, parse_review, store_decision_once
+from app.grading.rubric import InvalidReview, store_decision_once
+from app.grading.saved_comments import parse_review_with_saved
 from app.runs.models import Attempt, AttemptStatus, drill_page_runs
 from app.web.field_errors import ErrorCollector, FieldErrors
 from drills.core.contract import Drill
@@ -166,11 +167,13 @@ def record_review(
 ) -> Review:
     if submission.status != SubmissionStatus.pending:
         raise SubmissionConflict("decision", "this version has already been reviewed")
+    assert submission.id is not None and reviewer.id is not None
     try:
-        form = parse_review(fields, RUBRIC)
+        form, keep = parse_review_with_saved(
+            session, reviewer_id=reviewer.id, fields=fields, rubric=RUBRIC
+        )
     except InvalidReview as error:
         raise InvalidSubmission.of(error.errors) from None
-    assert submission.id is not None and reviewer.id is not None
     review = Review(
         submission_id=submission.id,
         instructor_id=reviewer.id,
@@ -182,7 +185,7 @@ def record_review(
     # uq_review_submission: of two decisions sent at once, one is stored.
     store_decision_once(
         session,
-        [review, submission],
+        [review, submission, *keep],
         SubmissionConflict("decision", "this version has already been reviewed"),
     )
     session.refresh(review)

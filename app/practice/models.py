@@ -83,3 +83,13 @@ class CohortReviewItem(SQLModel, table=True):
     prompt: str = Field(max_length=limits.MAX_REVIEW_PROMPT)
     answer: str = Field(max_length=limits.MAX_REVIEW_MODEL_ANSWER)
     created_at: datetime = Field(default_factory=utcnow)
+
+
+# A learner's own choices about the practice pages (today: whether their streak is shown).
+# No row means the defaults; a row is written the first time the learner changes a choice.
+class PracticeSettings(SQLModel, table=True):
+    __tablename__ = "practice_settings"
+
+    id: int | None = Field(default=None, primary_key=True)
+    learner_id: int = Field(foreign_key="user.id", unique=True, ondelete="CASCADE")
+    show_streak: bool = True

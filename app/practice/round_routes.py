@@ -16,6 +16,7 @@ from app.cases.models import CASE_RUBRIC
 from app.grading import queue as review_queue
 from app.grading import round_reviews
 from app.grading.rubric import InvalidReview
+from app.grading.saved_comments import saved_comments_of
 from app.practice import round_views, rounds
 from app.practice.round_models import DiagnosisRound
 from app.runs.streams import StreamSource, event_stream
@@ -76,7 +77,11 @@ def _page(
     next_item = None
     if decided and viewer is not None:
         next_item = review_queue.next_in_queue(session, reviewer=viewer)
+    saved = []
+    if viewer is not None and context["can_review"] and context["review"] is None:
+        saved = saved_comments_of(session, owner_id=viewer.saved_id)
     context |= {"rubric": CASE_RUBRIC, "decided": decided, "next_item": next_item}
+    context |= {"saved_comments": saved}
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 

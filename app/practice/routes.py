@@ -13,6 +13,7 @@ from app.practice import items as review_items
 from app.practice import return_line as review_return
 from app.practice import service as practice
 from app.practice.models import ReviewRating
+from app.practice.streak import shown_streak
 from app.web.deps import CurrentUser, NowDep, SessionDep
 from app.web.error_pages import error_page
 from app.web.forms import FormDep, is_htmx
@@ -36,6 +37,7 @@ def due_today(
         "due": practice.due_today(session, learner_id=user.saved_id, now=now),
         "now": now,
         "coming_back": _coming_back(session, user, rated, now),
+        "streak": shown_streak(session, learner_id=user.saved_id, now=now),
     }
     return templates.TemplateResponse(request, "pages/practice.html", context)
 

@@ -2,6 +2,7 @@
 the app's routes, and a snapshot of every table to prove that a request changed nothing."""
 
 import functools
+import hashlib
 import re
 from collections.abc import Iterable
 from datetime import timedelta
@@ -18,7 +19,7 @@ from starlette.routing import BaseRoute
 
 from app.accounts.models import LOCAL_LEARNER_ID, Cohort, CohortMembership, Role, User
 from app.cases.models import CaseAttempt, CaseRun, CaseStage
-from app.grading.models import Review, Submission
+from app.grading.models import Review, SavedComment, Submission
 from app.models.time import utcnow
 from app.practice.round_models import DiagnosisRound
 from app.runs.models import Attempt, AttemptStatus, Explanation
@@ -341,6 +342,12 @@ def add_cohort(
     for learner_id in learners:
         _save(engine, CohortMembership(cohort_id=cohort_id, learner_id=learner_id))
     return cohort_id
+
+
+def add_saved_comment(engine: Engine, owner_id: int, text: str) -> int:
+    """One of an instructor's saved review comments."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return _save(engine, SavedComment(owner_id=owner_id, text=text, text_sha256=digest))
 
 
 def _save(engine: Engine, row: Any) -> int:

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from app.accounts.models import Cohort, Role, User
 from app.cases.models import CaseAttempt, CaseRun
-from app.grading.models import Submission
+from app.grading.models import SavedComment, Submission
 from app.practice.round_models import DiagnosisRound
 from app.runs.models import Attempt
 from tests.app.factories import (
@@ -27,6 +27,7 @@ from tests.app.factories import (
     add_cohort,
     add_exercise_run,
     add_round,
+    add_saved_comment,
     add_submission,
     add_user,
     engine_of,
@@ -113,6 +114,11 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/cohorts/{cohort_id}/review-items"): (
         LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
+    # A saved review comment is its instructor's alone (instructor-1 owns this one): no other
+    # instructor, nor an admin, reaches it; a learner has no list.
+    ("POST", "/reviews/comments/{comment_id}"): (
+        LOGIN, FORBIDDEN, FORBIDDEN, HIDDEN, INVALID, HIDDEN,
+    ),
     # Exercise runs: their learner's own work, read by their instructor as any run is.
     ("GET", "/exercises/{slug}/runs/{run_id}"): READ_OWN_WORK,
     ("GET", "/exercises/{slug}/runs/{run_id}/panel"): READ_OWN_WORK,
@@ -135,6 +141,7 @@ INVALID_FORMS = {
     "/cohorts/{cohort_id}/review-items": {"prompt": "", "answer": ""},
     "/practice/rounds/{round_id}/answer": {"leading": "cause-99"},
     "/practice/rounds/{round_id}/review": {"decision": "maybe"},
+    "/reviews/comments/{comment_id}": {"text": ""},
 }
 MODELS = {
     "attempt_id": Attempt,
@@ -145,6 +152,7 @@ MODELS = {
     "case_run_id": CaseRun,
     "round_id": DiagnosisRound,
     "run_id": Attempt,
+    "comment_id": SavedComment,
 }
 
 
@@ -190,6 +198,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     case_attempt_a, case_run_a = add_case_attempt(engine, users["learner_a"])
     round_a = add_round(engine, users["learner_a"])
     exercise_run_a = add_exercise_run(engine, users["learner_a"])
+    comment = add_saved_comment(engine, users["instructor"], "Name the state the bug changes.")
     clients = {"anonymous": visitor(app)}
     for actor, username in (
         ("learner_a", "learner-a"),
@@ -208,6 +217,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "case_run_id": [case_run_a],
         "round_id": [round_a],
         "run_id": [exercise_run_a],
+        "comment_id": [comment],
     }
     yield World(app=app, clients=clients, ids=ids, users=users, cohorts=cohorts)
     for client in clients.values():

@@ -28,6 +28,7 @@ from tests.app.factories import (
     add_explanation,
     add_review,
     add_round,
+    add_saved_comment,
     add_submission,
     add_unfinished_attempt,
     add_user,
@@ -111,6 +112,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     answered_round = add_round(engine, a)
     open_round = add_round(engine, a, answered=False, number=2)
     exercise_run = add_exercise_run(engine, a)
+    saved_comment = add_saved_comment(engine, i1, "Name the state the bug changes.")
     clients = {
         "learner_a": signed_in(app, "learner-a"),
         "learner_b": signed_in(app, "learner-b"),
@@ -138,6 +140,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "answered_round": answered_round,
         "open_round": open_round,
         "exercise_run": exercise_run,
+        "saved_comment": saved_comment,
     }
     world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
     yield world
@@ -227,6 +230,9 @@ CASE_ROUTES = {
     ("POST", "/practice/rounds"),
     ("POST", "/practice/rounds/{round_id}/answer"),
     ("POST", "/practice/rounds/{round_id}/review"),
+    ("POST", "/reviews/comments"),
+    ("POST", "/practice/streak"),
+    ("POST", "/reviews/comments/{comment_id}"),
     ("POST", "/exercises/{slug}/runs"),
     ("POST", "/api/exercises/{slug}/runs"),
     ("POST", "/exercises/{slug}/hints"),
@@ -396,6 +402,22 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             form=case_review,
         ),
     }
+    # An instructor's saved review comments: a new one, and an edit of one kept before.
+    built |= {
+        ("POST", "/reviews/comments"): Case(
+            c["instructor"], "/reviews/comments", 303, form={"text": "Show the fixed run."}
+        ),
+        ("POST", "/reviews/comments/{comment_id}"): Case(
+            c["instructor"],
+            f"/reviews/comments/{ids['saved_comment']}",
+            303,
+            form={"text": "Name the tensor the bug changes."},
+        ),
+        # A learner hides their streak (a row of settings is written).
+        ("POST", "/practice/streak"): Case(
+            c["learner_a"], "/practice/streak", 303, form={"show": "no"}
+        ),
+    }
     # Exercises, in this order: the hint ladder's every rung taken earns the solution.
     code = "print('hello')\n"
     built |= {
@@ -535,6 +557,7 @@ def filled(world: World, path: str) -> str:
         "case_run_id": ids["revealed_run"],  # final: its event stream ends by itself
         "round_id": ids["answered_round"],  # its run is final: the stream ends by itself
         "run_id": ids["exercise_run"],
+        "comment_id": ids["saved_comment"],
     }
     return fill(path, **values)
 

@@ -44,6 +44,8 @@ TABLES = {
     "round_review",
     "exercise_run",
     "exercise_help",
+    "saved_comment",
+    "practice_settings",
 }
 
 
@@ -265,3 +267,20 @@ def test_a_stored_datetime_reads_back_aware_in_utc(empty_database: str) -> None:
             session.add(stored)
             with pytest.raises(StatementError, match="timezone"):
                 session.commit()
+
+
+def test_0022_keeps_a_saved_comment_once_per_owner_and_one_setting_per_learner(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "0022.sqlite3"
+    upgrade(f"sqlite:///{path}")
+    row = "insert into saved_comment (owner_id, text, text_sha256, created_at, updated_at)"
+    with sqlite3.connect(path) as db:
+        db.execute(f"{row} values (1, 'Say why.', 'abc', '2026-01-01', '2026-01-01')")
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute(f"{row} values (1, 'Say why.', 'abc', '2026-01-01', '2026-01-01')")
+        db.execute("insert into practice_settings (learner_id, show_streak) values (1, 0)")
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("insert into practice_settings (learner_id, show_streak) values (1, 1)")
+    downgrade(f"sqlite:///{path}", "0021")
+    assert {"saved_comment", "practice_settings"}.isdisjoint(tables(path))
