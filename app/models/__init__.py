@@ -52,6 +52,7 @@ from app.models.time import as_utc, utcnow
 
 # isort: split
 # A feature's own tables, imported here so that the metadata (and Alembic) sees every table.
+from app.assignments.models import Assignment
 from app.exercises.models import ExerciseHelp, ExerciseRun
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "CASE_RUBRIC",
     "CASE_RUBRIC_LEVELS",
     "DEFAULT_CASE_BUDGET",
+    "Assignment",
     "Attempt",
     "DiagnosisRound",
     "RoundReview",

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.models import (
+    Assignment,
     Attempt,
     CaseAttempt,
     CaseRun,
@@ -27,6 +28,7 @@ from tests.app.factories import (
     DRILL,
     EXERCISE,
     RUBRIC_KEYS,
+    add_assignment,
     add_attempt,
     add_case_attempt,
     add_cohort,
@@ -124,6 +126,18 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "/api/exercises/runs/{run_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/exercises/runs/{run_id}/events"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/exercises/runs/{run_id}/code"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+    # Assignments and the gradebook: the cohort's instructor and admins only. A learner reads
+    # their own on /assignments, which carries no id.
+    ("GET", "/cohorts/{cohort_id}/assignments"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("POST", "/cohorts/{cohort_id}/assignments"): (
+        LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
+    ("GET", "/cohorts/{cohort_id}/gradebook.csv"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("GET", "/assignments/{assignment_id}/edit"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("POST", "/assignments/{assignment_id}"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID),
+    ("POST", "/assignments/{assignment_id}/delete"): (
+        LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
 }  # fmt: skip
 
 INVALID_FORMS = {
@@ -140,6 +154,9 @@ INVALID_FORMS = {
     "/cohorts/{cohort_id}/review-items": {"prompt": "", "answer": ""},
     "/practice/rounds/{round_id}/answer": {"leading": "cause-99"},
     "/practice/rounds/{round_id}/review": {"decision": "maybe"},
+    "/cohorts/{cohort_id}/assignments": {"title": ""},
+    "/assignments/{assignment_id}": {"title": ""},
+    "/assignments/{assignment_id}/delete": {},  # no version: 422, and nothing removed
 }
 MODELS = {
     "attempt_id": Attempt,
@@ -150,6 +167,7 @@ MODELS = {
     "case_run_id": CaseRun,
     "round_id": DiagnosisRound,
     "run_id": Attempt,
+    "assignment_id": Assignment,
 }
 
 
@@ -195,6 +213,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     case_attempt_a, case_run_a = add_case_attempt(engine, users["learner_a"])
     round_a = add_round(engine, users["learner_a"])
     exercise_run_a = add_exercise_run(engine, users["learner_a"])
+    assignment_c1 = add_assignment(engine, cohorts["c1"], users["instructor"])
     clients = {"anonymous": visitor(app)}
     for actor, username in (
         ("learner_a", "learner-a"),
@@ -213,6 +232,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "case_run_id": [case_run_a],
         "round_id": [round_a],
         "run_id": [exercise_run_a],
+        "assignment_id": [assignment_c1],
     }
     yield World(app=app, clients=clients, ids=ids, users=users, cohorts=cohorts)
     for client in clients.values():

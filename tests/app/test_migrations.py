@@ -43,6 +43,7 @@ TABLES = {
     "round_review",
     "exercise_run",
     "exercise_help",
+    "assignment",
 }
 
 
