@@ -177,7 +177,14 @@ RUN_ENDING_PATH = [
     "app/runs/housekeeping.py",
     "app/runner/progress_store.py",
 ]
-FEATURES = ("app.cases", "app.practice", "app.exercises", "app.grading", "app.portfolio")
+FEATURES = (
+    "app.cases",
+    "app.practice",
+    "app.exercises",
+    "app.grading",
+    "app.portfolio",
+    "app.assignments",
+)
 
 
 def test_the_run_ending_path_imports_no_feature() -> None:
