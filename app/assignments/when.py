@@ -9,15 +9,15 @@ _UNITS = (("day", 86_400), ("hour", 3_600), ("minute", 60))
 
 def in_words(moment: datetime, *, now: datetime) -> str:
     """How far `moment` is from `now`, in the largest whole unit (rounded down)."""
-    seconds = int((as_utc(moment) - as_utc(now)).total_seconds())
-    ahead = seconds >= 0
-    seconds = abs(seconds)
+    gap = (as_utc(moment) - as_utc(now)).total_seconds()
+    ahead = gap > 0  # a moment just past is "ago", however little
+    seconds = int(abs(gap))
     for unit, size in _UNITS:
         if seconds >= size:
             count = seconds // size
             span = f"{count} {unit}{'s' if count != 1 else ''}"
             return f"in {span}" if ahead else f"{span} ago"
-    return "now"
+    return "in less than a minute" if ahead else "less than a minute ago"
 
 
 def as_date(moment: datetime) -> str:

@@ -559,6 +559,7 @@ def filled(world: World, path: str) -> str:
         "case_run_id": ids["revealed_run"],  # final: its event stream ends by itself
         "round_id": ids["answered_round"],  # its run is final: the stream ends by itself
         "run_id": ids["exercise_run"],
+        "assignment_id": ids["edited_assignment"],
     }
     return fill(path, **values)
 

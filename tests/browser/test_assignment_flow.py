@@ -5,13 +5,16 @@ new pages fit the screen."""
 
 import csv
 import os
+import re
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.browser.conftest import ADMIN, log_in, register
+from tests.browser.test_layout import axe_problems
 from tests.browser.test_round_flow import fill_diagnosis, open_round
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -19,19 +22,32 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LAPTOP: ViewportSize = {"width": 1366, "height": 768}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 SHOTS = os.environ.get("DRILLBOOK_SCREENSHOTS")  # a directory: keep screenshots for a look
-DUE = "2030-01-10T17:00"  # far ahead: the assignment stays "due", never "overdue", in this test
+# Ten days ahead, at 17:00 UTC: the assignment stays "due", never "overdue", in this test.
+DUE = (datetime.now(UTC) + timedelta(days=10)).replace(hour=17, minute=0, second=0, microsecond=0)
 
 
-def shot(page: Page, selector: str, name: str) -> None:
-    """The part of the page the feature is, at the page's width (kept small: cropped to it)."""
+# What each screenshot is cropped to (kept small).
+CROPS = {
+    "assignments-learner": "main",
+    "cohort-summary": "#summary",
+    "assignment-board": "section.assignment",
+}
+
+
+def shot(page: Page, name: str) -> None:
     if SHOTS:
-        page.locator(selector).first.screenshot(path=f"{SHOTS}/{name}.png")
+        width = page.viewport_size["width"]  # type: ignore[index]
+        page.locator(CROPS[name]).first.screenshot(path=f"{SHOTS}/{name}-{width}.png")
 
 
-def fits(page: Page) -> bool:
-    """The page does not scroll sideways."""
+def check_layout(page: Page, viewport: ViewportSize, name: str) -> None:
+    """At this size the page does not scroll sideways and axe-core finds no serious or critical
+    problem; then its feature is photographed (when asked for)."""
+    page.set_viewport_size(viewport)
     width: int = page.evaluate("document.documentElement.scrollWidth")
-    return width <= page.viewport_size["width"]  # type: ignore[index]
+    assert width <= viewport["width"], f"{page.url} is {width} px wide at {viewport['width']} px"
+    assert axe_problems(page) == [], page.url
+    shot(page, name)
 
 
 @pytest.fixture
@@ -73,7 +89,7 @@ def test_a_new_instructor_sets_follows_and_grades_an_assignment(
     # Set it: one curve round and a case, due on a date in UTC.
     instructor.locator("#assignments-link").click()
     instructor.fill("#assignment-title", "Week 1: read the curves")
-    instructor.fill("#assignment-due", DUE)
+    instructor.fill("#assignment-due", f"{DUE:%Y-%m-%dT%H:%M}")
     instructor.fill("#assignment-rounds", "1")
     instructor.locator("summary", has_text="Cases").click()
     case_box = instructor.locator("input[name^='case:']").first
@@ -82,8 +98,9 @@ def test_a_new_instructor_sets_follows_and_grades_an_assignment(
     instructor.get_by_role("button", name="Set the assignment").click()
     assignment = instructor.locator("section.assignment")
     expect(assignment).to_contain_text("Week 1: read the curves")
-    expect(assignment).to_contain_text("Thu 10 Jan 2030, 17:00 UTC")
-    expect(assignment.locator("tr[data-learner=term-learner] td").first).to_have_text("open")
+    expect(assignment).to_contain_text(f"{DUE:%a %d %b %Y}, 17:00 UTC")
+    expect(assignment).to_contain_text(re.compile(r"Due in (9|10) days"))  # and some hours
+    expect(assignment.locator("tr[data-username=term-learner] td").first).to_have_text("open")
 
     # The learner finds it from the navigation, with both items not done yet, and does one.
     learner.get_by_role("navigation", name="Main").get_by_role("link", name="Assignments").click()
@@ -91,12 +108,8 @@ def test_a_new_instructor_sets_follows_and_grades_an_assignment(
     expect(mine).to_contain_text("Week 1: read the curves")
     expect(mine).to_contain_text(case_title)
     expect(mine.locator(".item-state")).to_have_text(["not yet", "not yet"])
-    if SHOTS:
-        learner.set_viewport_size(PHONE)
-        assert fits(learner)
-        shot(learner, "main", "assignments-learner-390")
-        learner.set_viewport_size(LAPTOP)
-        shot(learner, "main", "assignments-learner-1366")
+    for viewport in (PHONE, LAPTOP):
+        check_layout(learner, viewport, "assignments-learner")
     learner.get_by_role("link", name="Answer 1 curve round").click()
     learner.locator("#start-round").click()
     open_round(learner)
@@ -109,23 +122,17 @@ def test_a_new_instructor_sets_follows_and_grades_an_assignment(
 
     # The instructor follows the cohort: still due (one item left), active a moment ago.
     instructor.goto(cohort_url)
-    row = instructor.locator("#cohort-summary tr[data-learner=term-learner]")
+    row = instructor.locator("#cohort-summary tr[data-username=term-learner]")
     expect(row.locator("[data-count=done]")).to_have_text("0")
     expect(row.locator("[data-count=due]")).to_have_text("1")
     expect(row.locator("[data-count=overdue]")).to_have_text("0")
     expect(row.locator("time")).to_contain_text("ago")
-    for width, viewport in (("1366", LAPTOP), ("390", PHONE)):
-        instructor.set_viewport_size(viewport)
-        assert fits(instructor), f"the cohort page scrolls sideways at {width} px"
-        shot(instructor, "#summary", f"cohort-summary-{width}")
-    instructor.set_viewport_size(LAPTOP)
+    for viewport in (PHONE, LAPTOP):
+        check_layout(instructor, viewport, "cohort-summary")
     instructor.locator("#assignments-link").click()
-    expect(instructor.locator("tr[data-learner=term-learner] td.num")).to_have_text("1 of 2")
-    instructor.set_viewport_size(PHONE)
-    assert fits(instructor), "the assignments page scrolls sideways at 390 px"
-    shot(instructor, "section.assignment", "assignment-board-390")
-    instructor.set_viewport_size(LAPTOP)
-    shot(instructor, "section.assignment", "assignment-board-1366")
+    expect(instructor.locator("tr[data-username=term-learner] td.num")).to_have_text("1 of 2")
+    for viewport in (PHONE, LAPTOP):
+        check_layout(instructor, viewport, "assignment-board")
 
     # And downloads the gradebook: the round's points and the assignment's standing.
     instructor.goto(cohort_url)
@@ -138,6 +145,5 @@ def test_a_new_instructor_sets_follows_and_grades_an_assignment(
         [row_of_learner] = list(csv.DictReader(handle))
     assert row_of_learner["username"] == "term-learner"
     assert row_of_learner["round 1: points of 2"] in ("0", "1", "2")
-    assert row_of_learner["assignment: Week 1: read the curves (due 2030-01-10 17:00 UTC)"] == (
-        "not due yet"
-    )
+    column = f"assignment: Week 1: read the curves (due {DUE:%Y-%m-%d} 17:00 UTC)"
+    assert row_of_learner[column] == "not due yet"
