@@ -28,6 +28,7 @@ DUE = (datetime.now(UTC) + timedelta(days=10)).replace(hour=17, minute=0, second
 
 # What each screenshot is cropped to (kept small).
 CROPS = {
+    "assignment-form": "#new-assignment + form",
     "assignments-learner": "main",
     "cohort-summary": "#summary",
     "assignment-board": "section.assignment",
@@ -95,6 +96,8 @@ def test_a_new_instructor_sets_follows_and_grades_an_assignment(
     case_box = instructor.locator("input[name^='case:']").first
     case_title = case_box.locator("xpath=..").inner_text().strip()
     case_box.check()
+    for viewport in (PHONE, LAPTOP):
+        check_layout(instructor, viewport, "assignment-form")
     instructor.get_by_role("button", name="Set the assignment").click()
     assignment = instructor.locator("section.assignment")
     expect(assignment).to_contain_text("Week 1: read the curves")
