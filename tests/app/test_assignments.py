@@ -2,16 +2,21 @@
 curve rounds and exercises with a due date; learners see each item's state; work after the due
 date is marked late, not refused; the cohort page sums it up one row per learner."""
 
+import functools
 import re
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
+from app.assignments import service
 from app.assignments.models import Assignment
 from app.core.config import Settings
 from app.main import create_app
@@ -272,3 +277,70 @@ def test_another_cohorts_instructor_and_learners_cannot_touch_it(term: Term) -> 
         f"/cohorts/{term.other_cohort}/assignments", data=FORM, follow_redirects=False
     )
     assert own.status_code == 303
+
+
+def gated(original: Callable[..., Any], parties: int) -> Callable[..., Any]:
+    """`original`, except that its first `parties` calls wait for one another after running:
+    each caller then goes on believing no assignment has its title yet."""
+    barrier = threading.Barrier(parties)
+    lock = threading.Lock()
+    calls = 0
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        result = original(*args, **kwargs)
+        with lock:
+            calls += 1
+            waits = calls <= parties
+        if waits:
+            barrier.wait(timeout=30)
+        return result
+
+    return wrapper
+
+
+def at_once(requests: list[Callable[[], Any]]) -> list[Any]:
+    with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+        return [future.result(timeout=60) for future in [pool.submit(r) for r in requests]]
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["same form", "another due date"])
+def test_two_presses_at_once_store_one_assignment(
+    term: Term, monkeypatch: pytest.MonkeyPatch, same: bool
+) -> None:
+    """Both pass the title look-up before either stores: the unique constraint decides, and the
+    loser answers with the winner's assignment if it asked for the same, else 409; never 500."""
+    monkeypatch.setattr(service, "_titled", gated(service._titled, 2))
+    url = f"/cohorts/{term.cohort}/assignments"
+    forms = [FORM, FORM if same else FORM | {"due": "2026-12-19T17:00"}]
+    clients = [term.clients["ida"], signed_in(term.app, "ida")]
+    answers = at_once(
+        [
+            functools.partial(c.post, url, data=f, follow_redirects=False)
+            for c, f in zip(clients, forms, strict=True)
+        ]
+    )
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == ([303, 303] if same else [303, 409])
+    assert len(term.assignments()) == 1
+    clients[1].close()
+
+
+def test_two_edits_from_one_version_at_once_keep_one(term: Term) -> None:
+    assignment = add_assignment(term.app.state.engine, term.cohort, term.ids["ida"])
+    clients = [term.clients["ida"], signed_in(term.app, "ida")]
+    titles = ["Edited in tab one", "Edited in tab two"]
+    answers = at_once(
+        [
+            functools.partial(
+                client.post, f"/assignments/{assignment}",
+                data=FORM | {"title": title, "version": "1"}, follow_redirects=False,
+            )
+            for client, title in zip(clients, titles, strict=True)
+        ]
+    )  # fmt: skip
+    assert sorted(answer.status_code for answer in answers) == [303, 409]
+    [stored] = term.assignments()
+    winner = titles[[answer.status_code for answer in answers].index(303)]
+    assert (stored.title, stored.version) == (winner, 2)
+    clients[1].close()
