@@ -23,6 +23,7 @@ from app.web.templating import templates
 
 router = APIRouter(tags=["assignments"], include_in_schema=False)
 
+
 def _words(now: datetime) -> dict[str, Any]:
     return {
         "due_words": lambda moment: when.in_words(moment, now=now),
