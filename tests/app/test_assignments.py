@@ -98,8 +98,10 @@ def test_an_instructor_sets_an_assignment_and_its_learners_see_it(term: Term) ->
     assert "due in 3 days" in page and "Fri 18 Dec 2026, 17:00 UTC" in page
     assert "A fresh head" in page and "Answer 2 curve rounds" in page
     assert page.count('· <span class="item-state">not yet</span>') == 2
-    # A learner of another cohort sees none of it.
+    # A learner of another cohort sees none of it; an instructor is shown where to set theirs.
     assert "Week 1" not in cat.get("/assignments").text
+    assert "To set your own cohorts' assignments" in ida.get("/assignments").text
+    assert "To set your own cohorts' assignments" not in cat.get("/assignments").text
 
 
 @pytest.mark.parametrize(
