@@ -18,6 +18,7 @@ from app import features
 from app.accounts import admin_routes as admin
 from app.accounts import cohort_routes as cohorts
 from app.accounts import routes as auth
+from app.assignments import routes as assignments
 from app.cases import evidence_routes as case_evidence
 from app.cases import routes as cases
 from app.catalogue import routes as pages
@@ -202,6 +203,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         reviews,
         saved_comments,
         cohorts,
+        assignments,
         portfolio,
         rounds,  # before practice: /practice/rounds is not a review item's key
         practice,

@@ -6,6 +6,7 @@ Adding a feature with tables adds one line here (`tests/test_layers.py` checks n
 """
 
 from app.accounts import models as accounts
+from app.assignments import models as assignments
 from app.cases import models as cases
 from app.exercises import models as exercises
 from app.grading import models as grading
@@ -15,4 +16,15 @@ from app.runs import models as runs
 from app.runs import replay_models as replays
 from app.security import models as security
 
-FEATURE_TABLES = (accounts, cases, exercises, grading, practice, rounds, runs, replays, security)
+FEATURE_TABLES = (
+    accounts,
+    assignments,
+    cases,
+    exercises,
+    grading,
+    practice,
+    rounds,
+    runs,
+    replays,
+    security,
+)

@@ -9,6 +9,8 @@ from sqlmodel import Session
 
 from app.accounts import cohorts
 from app.accounts.models import Cohort
+from app.assignments.views import cohort_board
+from app.assignments.when import in_words
 from app.cases.results import cohort_case_results
 from app.exercises.views import cohort_exercises
 from app.grading.cohort_csv import cohort_csv
@@ -61,6 +63,9 @@ def cohort_context(
     ids = [u.id for u in learners if u.id is not None]
     return results | {
         "cohort": cohort,
+        # The compact summary in front of the grids (templates/partials/cohort_summary.html).
+        "board": cohort_board(session, cohort=cohort, learners=learners, now=now),
+        "due_words": lambda moment: in_words(moment, now=now),
         "links": work_links(session, learner_ids=ids),
         "drills": [describe(d) for d in all_drills()],
         "practice": cohort_practice(session, learners, now=now),

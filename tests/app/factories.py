@@ -5,7 +5,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from html.parser import HTMLParser
 from typing import Any
 
@@ -348,6 +348,31 @@ def add_saved_comment(engine: Engine, owner_id: int, text: str) -> int:
     """One of an instructor's saved review comments."""
     digest = hashlib.sha256(text.encode()).hexdigest()
     return _save(engine, SavedComment(owner_id=owner_id, text=text, text_sha256=digest))
+
+
+def add_assignment(
+    engine: Engine,
+    cohort_id: int,
+    author_id: int,
+    *,
+    title: str = "Week 1",
+    due_at: datetime | None = None,
+    items: Iterable[tuple[str, str]] = (("case", "a-fresh-head"),),
+) -> int:
+    """An assignment of the cohort (by default: solve the case add_case_attempt starts), due in
+    a week unless `due_at` says otherwise."""
+    from app.assignments.models import Assignment
+
+    return _save(
+        engine,
+        Assignment(
+            cohort_id=cohort_id,
+            author_id=author_id,
+            title=title,
+            due_at=due_at or utcnow() + timedelta(days=7),
+            items=[{"kind": kind, "key": key} for kind, key in items],
+        ),
+    )
 
 
 def _save(engine: Engine, row: Any) -> int:

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.accounts.models import Cohort, Role, User
+from app.assignments.models import Assignment
 from app.cases.models import CaseAttempt, CaseRun
 from app.grading.models import SavedComment, Submission
 from app.practice.round_models import DiagnosisRound
@@ -22,6 +23,7 @@ from tests.app.factories import (
     DRILL,
     EXERCISE,
     RUBRIC_KEYS,
+    add_assignment,
     add_attempt,
     add_case_attempt,
     add_cohort,
@@ -125,6 +127,18 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("GET", "/api/exercises/runs/{run_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/exercises/runs/{run_id}/events"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/exercises/runs/{run_id}/code"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
+    # Assignments and the gradebook: the cohort's instructor and admins only. A learner reads
+    # their own on /assignments, which carries no id.
+    ("GET", "/cohorts/{cohort_id}/assignments"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("POST", "/cohorts/{cohort_id}/assignments"): (
+        LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
+    ("GET", "/cohorts/{cohort_id}/gradebook.csv"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("GET", "/assignments/{assignment_id}/edit"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, OK, OK),
+    ("POST", "/assignments/{assignment_id}"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID),
+    ("POST", "/assignments/{assignment_id}/delete"): (
+        LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
 }  # fmt: skip
 
 INVALID_FORMS = {
@@ -142,6 +156,9 @@ INVALID_FORMS = {
     "/practice/rounds/{round_id}/answer": {"leading": "cause-99"},
     "/practice/rounds/{round_id}/review": {"decision": "maybe"},
     "/reviews/comments/{comment_id}": {"text": ""},
+    "/cohorts/{cohort_id}/assignments": {"title": ""},
+    "/assignments/{assignment_id}": {"title": ""},
+    "/assignments/{assignment_id}/delete": {},  # no version: 422, and nothing removed
 }
 MODELS = {
     "attempt_id": Attempt,
@@ -153,6 +170,7 @@ MODELS = {
     "round_id": DiagnosisRound,
     "run_id": Attempt,
     "comment_id": SavedComment,
+    "assignment_id": Assignment,
 }
 
 
@@ -199,6 +217,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     round_a = add_round(engine, users["learner_a"])
     exercise_run_a = add_exercise_run(engine, users["learner_a"])
     comment = add_saved_comment(engine, users["instructor"], "Name the state the bug changes.")
+    assignment_c1 = add_assignment(engine, cohorts["c1"], users["instructor"])
     clients = {"anonymous": visitor(app)}
     for actor, username in (
         ("learner_a", "learner-a"),
@@ -218,6 +237,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "round_id": [round_a],
         "run_id": [exercise_run_a],
         "comment_id": [comment],
+        "assignment_id": [assignment_c1],
     }
     yield World(app=app, clients=clients, ids=ids, users=users, cohorts=cohorts)
     for client in clients.values():

@@ -21,6 +21,7 @@ from tests.app.factories import (
     DRILL,
     EXERCISE,
     RUBRIC_KEYS,
+    add_assignment,
     add_attempt,
     add_case_attempt,
     add_cohort,
@@ -113,6 +114,9 @@ def world(anonymous: TestClient) -> Iterator[World]:
     open_round = add_round(engine, a, answered=False, number=2)
     exercise_run = add_exercise_run(engine, a)
     saved_comment = add_saved_comment(engine, i1, "Name the state the bug changes.")
+    # C1's assignments: one its instructor edits, one they remove.
+    edited_assignment = add_assignment(engine, c1, i1, title="Week 1")
+    removed_assignment = add_assignment(engine, c1, i1, title="Week 2")
     clients = {
         "learner_a": signed_in(app, "learner-a"),
         "learner_b": signed_in(app, "learner-b"),
@@ -141,6 +145,8 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "open_round": open_round,
         "exercise_run": exercise_run,
         "saved_comment": saved_comment,
+        "edited_assignment": edited_assignment,
+        "removed_assignment": removed_assignment,
     }
     world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
     yield world
@@ -239,6 +245,9 @@ CASE_ROUTES = {
     ("POST", "/api/exercises/{slug}/hints"),
     ("POST", "/exercises/{slug}/solution"),
     ("POST", "/api/exercises/{slug}/solution"),
+    ("POST", "/cohorts/{cohort_id}/assignments"),
+    ("POST", "/assignments/{assignment_id}"),
+    ("POST", "/assignments/{assignment_id}/delete"),
 }
 
 
@@ -445,6 +454,24 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             changes_state=False,
         ),
     }
+    assignment = {"title": "Week 3", "due": "2026-12-18T17:00", "case:a-fresh-head": "on"}
+    built |= {
+        ("POST", "/cohorts/{cohort_id}/assignments"): Case(
+            c["instructor"], f"/cohorts/{ids['c1']}/assignments", 303, form=assignment
+        ),
+        ("POST", "/assignments/{assignment_id}"): Case(
+            c["instructor"],
+            f"/assignments/{ids['edited_assignment']}",
+            303,
+            form=assignment | {"title": "Week 1, revised", "version": "1"},
+        ),
+        ("POST", "/assignments/{assignment_id}/delete"): Case(
+            c["instructor"],
+            f"/assignments/{ids['removed_assignment']}/delete",
+            303,
+            form={"version": "1"},
+        ),
+    }
     assert set(built) == CASE_ROUTES
     return built
 
@@ -558,6 +585,7 @@ def filled(world: World, path: str) -> str:
         "round_id": ids["answered_round"],  # its run is final: the stream ends by itself
         "run_id": ids["exercise_run"],
         "comment_id": ids["saved_comment"],
+        "assignment_id": ids["edited_assignment"],
     }
     return fill(path, **values)
 

@@ -46,6 +46,7 @@ TABLES = {
     "exercise_help",
     "saved_comment",
     "practice_settings",
+    "assignment",
 }
 
 
