@@ -53,6 +53,7 @@ from app.models.time import as_utc, utcnow
 # isort: split
 # A feature's own tables, imported here so that the metadata (and Alembic) sees every table.
 from app.exercises.models import ExerciseHelp, ExerciseRun
+from app.revisions.models import DiagnosisRevision
 
 __all__ = [
     "LOCAL_LEARNER_ID",
@@ -65,6 +66,7 @@ __all__ = [
     "DEFAULT_CASE_BUDGET",
     "Attempt",
     "DiagnosisRound",
+    "DiagnosisRevision",
     "RoundReview",
     "drill_page_runs",
     "ReviewCard",
