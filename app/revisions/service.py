@@ -29,6 +29,7 @@ from app.grading.rubric import InvalidReview, parse_review
 from app.models import CASE_RUBRIC, CaseAttempt, Decision, DiagnosisRound, User, utcnow
 from app.practice.rounds import case_set_for
 from app.revisions.models import DiagnosisRevision
+from app.web.field_errors import ErrorCollector
 from drills.cases.contract import CaseSet
 
 MAX_REVISIONS = 1000  # far more than a term asks for; bounds the number a form may carry
@@ -153,12 +154,15 @@ def submit_revision(
         )
     # The leading hypothesis stays the one first sent: it was scored before the reveal.
     leading = str(subject.first_diagnosis.get("leading") or "")
-    diagnosis = parse_diagnosis(
-        subject.case_set, {**fields, "leading": leading}, before="you send the revision"
-    )
+    problems = ErrorCollector()
+    with problems.checking():
+        diagnosis = parse_diagnosis(
+            subject.case_set, {**fields, "leading": leading}, before="you send the revision"
+        )
     note = str(fields.get("note") or "").strip()
     if len(note) > MAX_REVIEW_COMMENT:
-        raise InvalidCaseInput("note", f"keep the note under {MAX_REVIEW_COMMENT} characters")
+        problems.add("note", f"keep the note under {MAX_REVIEW_COMMENT} characters")
+    problems.raise_if_any(InvalidCaseInput)
     revision = DiagnosisRevision(
         case_attempt_id=subject.case_attempt_id,
         round_id=subject.round_id,
