@@ -80,7 +80,9 @@ def page_response(
         context["revision_base"] = f"/practice/rounds/{diagnosis_round.id}"
     # Once reviewed (and no revision waits), its reviewer goes on to the next item in one click.
     decided = (
-        context["can_review"] and context["review"] is not None and not context.get("review_revision")
+        context["can_review"]
+        and context["review"] is not None
+        and not context.get("review_revision")
     )
     next_item = None
     if decided and viewer is not None:

@@ -50,7 +50,9 @@ def _fields(subject: Subject, form: FormData) -> dict[str, Any]:
 
 def _echo(form: FormData) -> dict[str, Any]:
     echo: dict[str, Any] = {key: value for key, value in form.items() if isinstance(value, str)}
-    echo["alternatives"] = [value for value in form.getlist("alternatives") if isinstance(value, str)]
+    echo["alternatives"] = [
+        value for value in form.getlist("alternatives") if isinstance(value, str)
+    ]
     return echo
 
 
@@ -99,7 +101,8 @@ def _review(
 def _case_subject(session: Session, case_attempt: CaseAttempt) -> Subject:
     if case_attempt.stage != CaseStage.revealed:
         raise HTTPException(
-            status_code=409, detail="A case is revised only once its truth is revealed and reviewed."
+            status_code=409,
+            detail="A case is revised only once its truth is revealed and reviewed.",
         )
     return service.case_subject(session, case_attempt)
 

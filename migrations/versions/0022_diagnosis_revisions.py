@@ -1,4 +1,4 @@
-"""Diagnosis revisions: a learner revises a reviewed case or round diagnosis after changes were asked
+"""Diagnosis revisions: a reviewed case or round diagnosis is revised when changes are asked
 
 `diagnosis_revision` keeps each revised diagnosis as its own numbered row (unique per case attempt
 or per round: the earlier text is never overwritten), the learner's note, and the instructor's

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.models import CASE_RUBRIC, DiagnosisRevision, Role
 from tests.app.factories import (
@@ -22,7 +22,12 @@ from tests.app.factories import (
     signed_in,
     snapshot,
 )
-from tests.app.revision_factories import REVIEW_FORM, REVISION_FORM, add_case_review, add_round_review
+from tests.app.revision_factories import (
+    REVIEW_FORM,
+    REVISION_FORM,
+    add_case_review,
+    add_round_review,
+)
 
 REVIEW = REVIEW_FORM | {f"comment.{key}": "" for key, _ in CASE_RUBRIC}
 
@@ -73,7 +78,7 @@ def review(room: Room, number: int, decision: str, who: str = "ida") -> object:
 
 def stored(room: Room) -> list[tuple[int, str, str | None]]:
     with Session(room.engine) as session:
-        rows = session.exec(select(DiagnosisRevision).order_by(DiagnosisRevision.number)).all()
+        rows = session.exec(select(DiagnosisRevision).order_by(col(DiagnosisRevision.number))).all()
         return [(row.number, row.diagnosis["intervention"], row.decision) for row in rows]
 
 

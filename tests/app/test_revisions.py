@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from sqlalchemy import Engine
-from sqlmodel import Session, func, select
+from sqlmodel import Session, col, func, select
 
 from app.cases.forms import InvalidCaseInput
 from app.grading.queue import next_in_queue
@@ -90,7 +90,7 @@ def review(engine: Engine, subject: Subject, number: int, decision: str, reviewe
 
 def revisions(engine: Engine) -> list[tuple[int, str, str | None]]:
     with Session(engine) as session:
-        rows = session.exec(select(DiagnosisRevision).order_by(DiagnosisRevision.number)).all()
+        rows = session.exec(select(DiagnosisRevision).order_by(col(DiagnosisRevision.number))).all()
         return [(row.number, row.diagnosis["intervention"], row.decision) for row in rows]
 
 
@@ -116,12 +116,18 @@ def test_a_revision_is_words_only_and_keeps_the_first_leading_hypothesis(
     engine: Engine, reviewed: Setup
 ) -> None:
     subject = reviewed("changes_requested")
-    model = CaseAttempt if subject.case_attempt_id else DiagnosisRound
-    row_id = subject.case_attempt_id or subject.round_id
-    with Session(engine) as session:
-        before = session.get(model, row_id)
-        assert before is not None
-        stored_before = (before.diagnosis, before.score)
+
+    def record() -> tuple[object, object]:
+        with Session(engine) as session:
+            row = (
+                session.get(CaseAttempt, subject.case_attempt_id)
+                if subject.case_attempt_id
+                else session.get(DiagnosisRound, subject.round_id)
+            )
+            assert row is not None
+            return row.diagnosis, row.score
+
+    stored_before = record()
     # A leading hypothesis sent with the revision is not taken: it was scored before the reveal.
     revision = submit(engine, subject, 1, leading="head-not-optimized")
     assert revision.number == 1
@@ -133,10 +139,7 @@ def test_a_revision_is_words_only_and_keeps_the_first_leading_hypothesis(
         "confirmation": REVISION_FORM["confirmation"],
     }
     assert revision.note == REVISION_FORM["note"] and revision.decision is None
-    with Session(engine) as session:
-        after = session.get(model, row_id)
-        assert after is not None
-        assert (after.diagnosis, after.score) == stored_before  # the draw's record is untouched
+    assert record() == stored_before  # the draw's record is untouched
 
 
 def test_bad_fields_are_named_and_nothing_is_stored(engine: Engine, reviewed: Setup) -> None:
