@@ -16,23 +16,43 @@ SHOTS = os.environ.get("DRILLBOOK_SCREENSHOTS")  # a directory: keep screenshots
 CASE = "A fresh head on a feature extractor"
 
 
-def shot(page: Page, name: str) -> None:
-    """The review card and the revisions below it, cropped to them (kept small for docs/)."""
+def shot(page: Page, name: str, *, until: str = "") -> None:
+    """The review card and the revisions below it, cropped to them (kept small for docs/):
+    down to the end of the revisions, or to the top of `until`."""
     if not SHOTS:
         return
     top = page.locator("#case-review").bounding_box()
-    bottom = page.locator("#revisions").bounding_box()
+    bottom = page.locator(until or "#revisions").bounding_box()
     assert top is not None and bottom is not None
     width = page.viewport_size["width"] if page.viewport_size else 1366
-    height = bottom["y"] + bottom["height"] - top["y"] + 16
-    clip: FloatRect = {"x": 0, "y": max(top["y"] - 8, 0), "width": width, "height": height}
+    end = bottom["y"] if until else bottom["y"] + bottom["height"]
+    height = end - top["y"] + 16
+    # A box is measured from the viewport's top; a full-page clip from the page's top.
+    scrolled = float(page.evaluate("window.scrollY"))
+    y = max(top["y"] + scrolled - 8, 0)
+    clip: FloatRect = {"x": 0, "y": y, "width": width, "height": height}
     page.screenshot(path=f"{SHOTS}/{name}.png", clip=clip, full_page=True)
 
 
+# The elements that reach past the screen's right edge, innermost first (to name in a failure).
+WIDE = """() => [...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+  .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > window.innerWidth + 1))
+  .slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' +
+    Math.round(e.getBoundingClientRect().right))"""
+
+
 def fits_the_screen(page: Page) -> None:
+    """Nothing wider than the screen, once the charts have redrawn for its width (they resize
+    on the window's resize event, a moment after the viewport changes)."""
+    fits = "document.documentElement.scrollWidth <= window.innerWidth"
+    for _ in range(50):  # up to 5 s; wait_for_function needs an eval the page's CSP forbids
+        if page.evaluate(fits):
+            break
+        page.wait_for_timeout(100)
     width = page.evaluate("document.documentElement.scrollWidth")
     viewport = page.evaluate("window.innerWidth")
-    assert width <= viewport, f"{width} px wide on a {viewport} px screen"
+    assert width <= viewport, f"{width} px wide on a {viewport} px screen: {page.evaluate(WIDE)}"
 
 
 def solve_case(page: Page, base: str) -> str:
@@ -122,7 +142,7 @@ def test_changes_requested_then_a_revision_then_accepted(
     expect(instructor.locator("#revision-1")).to_contain_text("rises from 0 to ~1e-3")
     score_all(instructor, "2")
     instructor.set_viewport_size({"width": 1366, "height": 900})
-    shot(instructor, "4-revise-review-1366")
+    shot(instructor, "4-revise-review-1366", until="#criterion-verification")
     instructor.get_by_role("button", name="Accept").click()
     expect(instructor.locator("#next-in-queue")).to_contain_text("Nothing else waits")
 
