@@ -57,7 +57,7 @@ def _echo(form: FormData) -> dict[str, Any]:
 
 
 def _revise(
-    request: Request, session: Session, subject: Subject, form: FormData, page: PageOf, href: str
+    session: Session, subject: Subject, form: FormData, page: PageOf, href: str
 ) -> Response:
     thread = service.thread_of(session, subject)
     try:
@@ -139,7 +139,7 @@ def revise_case(
 ) -> Response:
     subject = _case_subject(session, case_attempt)
     page = _case_page(request, session, case_attempt)
-    return _revise(request, session, subject, form, page, f"/cases/attempts/{case_attempt.id}")
+    return _revise(session, subject, form, page, f"/cases/attempts/{case_attempt.id}")
 
 
 @router.post("/cases/attempts/{case_attempt_id}/revisions/{number}/review", response_model=None)
@@ -163,7 +163,7 @@ def revise_round(
 ) -> Response:
     subject = _round_subject(session, diagnosis_round)
     page = _round_page(request, session, diagnosis_round)
-    return _revise(request, session, subject, form, page, f"/practice/rounds/{diagnosis_round.id}")
+    return _revise(session, subject, form, page, f"/practice/rounds/{diagnosis_round.id}")
 
 
 @router.post("/practice/rounds/{round_id}/revisions/{number}/review", response_model=None)
