@@ -2,6 +2,7 @@
 instructor the revision in the queue and on the page beside the earlier ones; access, a double
 submit, a stale review and bad fields each get their status and store nothing."""
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from app.models import CASE_RUBRIC, DiagnosisRevision, Role
+from app.revisions import service
 from tests.app.factories import (
     add_case_attempt,
     add_cohort,
@@ -28,6 +30,7 @@ from tests.app.revision_factories import (
     add_case_review,
     add_round_review,
 )
+from tests.app.test_races import at_once, gated
 
 REVIEW = REVIEW_FORM | {f"comment.{key}": "" for key, _ in CASE_RUBRIC}
 
@@ -187,3 +190,45 @@ def test_nothing_to_revise_before_the_first_review(anonymous: TestClient) -> Non
     )
     assert early.status_code == 409
     client.close()
+
+
+RACERS = 3
+
+
+def test_copies_of_one_revision_sent_at_once_store_one(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three tabs send revision 1 together; each has read the thread (no revision yet) before
+    any stores: the unique (attempt, number) keeps one, the others get the 409."""
+    tabs = [signed_in(room.app, "lee") for _ in range(RACERS)]
+    monkeypatch.setattr(service, "thread_of", gated(service.thread_of, RACERS))
+    form = REVISION_FORM | {"number": "1"}
+    url = f"{room.page}/revisions"
+    answers = at_once(
+        [functools.partial(tab.post, url, data=form, follow_redirects=False) for tab in tabs]
+    )
+    assert sorted(a.status_code for a in answers) == [303] + [409] * (RACERS - 1)
+    assert all("was sent already" in a.text for a in answers if a.status_code == 409)
+    assert len(stored(room)) == 1
+
+
+def test_reviews_of_one_revision_sent_at_once_store_one(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    revise(room, 1)
+    tabs = [signed_in(room.app, "ida") for _ in range(RACERS)]
+    monkeypatch.setattr(service, "thread_of", gated(service.thread_of, RACERS))
+    url = f"{room.page}/revisions/1/review"
+    decisions = ["accepted", "changes_requested", "changes_requested"]
+    answers = at_once(
+        [
+            functools.partial(
+                tab.post, url, data=REVIEW | {"decision": decision}, follow_redirects=False
+            )
+            for tab, decision in zip(tabs, decisions, strict=True)
+        ]
+    )
+    assert sorted(a.status_code for a in answers) == [303] + [409] * (RACERS - 1)
+    assert all("already been reviewed" in a.text for a in answers if a.status_code == 409)
+    winner = decisions[[a.status_code for a in answers].index(303)]
+    assert stored(room) == [(1, REVISION_FORM["intervention"], winner)]
