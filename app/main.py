@@ -36,6 +36,7 @@ from app.portfolio.signing import load_or_create_key
 from app.practice import round_routes as rounds
 from app.practice import routes as practice
 from app.practice import streak_routes as streak
+from app.revisions import routes as revisions
 from app.runner.dispatcher import AttemptRunner
 from app.runs import api, replays
 from app.runs import routes as attempts
@@ -205,6 +206,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         cohorts,
         assignments,
         portfolio,
+        revisions,
         rounds,  # before practice: /practice/rounds is not a review item's key
         practice,
         streak,

@@ -12,6 +12,7 @@ from app.exercises import models as exercises
 from app.grading import models as grading
 from app.practice import models as practice
 from app.practice import round_models as rounds
+from app.revisions import models as revisions
 from app.runs import models as runs
 from app.runs import replay_models as replays
 from app.security import models as security
@@ -24,6 +25,7 @@ FEATURE_TABLES = (
     grading,
     practice,
     rounds,
+    revisions,
     runs,
     replays,
     security,

@@ -11,11 +11,13 @@ from starlette.datastructures import FormData
 from app.cases import service as cases
 from app.cases import views as case_views
 from app.cases.forms import InvalidCaseInput
-from app.cases.models import CASE_RUBRIC, CaseAttempt
+from app.cases.models import CASE_RUBRIC, CaseAttempt, CaseStage
 from app.grading import case_reviews
 from app.grading import queue as review_queue
 from app.grading.rubric import InvalidReview
 from app.grading.saved_comments import saved_comments_of
+from app.revisions import service as revision_service
+from app.revisions import views as revision_views
 from app.runs.fair_share import TooManyRuns
 from app.web.access import can_review_work_of
 from app.web.deps import (
@@ -53,7 +55,7 @@ def open_case(
     return RedirectResponse(f"/cases/attempts/{case_attempt.id}", status_code=303)
 
 
-def _page(
+def page_response(
     request: Request,
     session: Session,
     case_attempt: CaseAttempt,
@@ -76,14 +78,21 @@ def _page(
         and can_review_work_of(session, viewer, case_attempt.learner_id)
     )
     review = case_reviews.review_of(session, case_attempt.id)
+    if case_attempt.stage == CaseStage.revealed:
+        subject = revision_service.case_subject(session, case_attempt)
+        context |= revision_views.revision_context(
+            session, subject, owner=owner, can_review=reviewer
+        )
+        context["revision_base"] = f"/cases/attempts/{case_attempt.id}"
+    # Once reviewed (and no revision waits), its reviewer goes on to the next item in one click.
+    decided = reviewer and review is not None and not context.get("review_revision")
     context |= {
         "review": review,
         "rubric": CASE_RUBRIC,
         "can_review": reviewer,
-        # Once reviewed, its reviewer goes on to the next item in one click.
-        "decided": reviewer and review is not None,
+        "decided": decided,
         "next_item": review_queue.next_in_queue(session, reviewer=viewer)
-        if viewer is not None and reviewer and review is not None
+        if viewer is not None and decided
         else None,
         "saved_comments": saved_comments_of(session, owner_id=viewer.saved_id)
         if viewer is not None and reviewer and review is None
@@ -94,13 +103,13 @@ def _page(
 
 @router.get("/cases/attempts/{case_attempt_id}", response_class=HTMLResponse)
 def case_page(request: Request, case_attempt: CaseAttemptDep, session: SessionDep) -> HTMLResponse:
-    return _page(request, session, case_attempt)
+    return page_response(request, session, case_attempt)
 
 
 @router.get("/cases/attempts/{case_attempt_id}/body", response_class=HTMLResponse)
 def case_body(request: Request, case_attempt: CaseAttemptDep, session: SessionDep) -> HTMLResponse:
     """The part of the page below the story: re-fetched when a run ends."""
-    return _page(request, session, case_attempt, template="partials/case_body.html")
+    return page_response(request, session, case_attempt, template="partials/case_body.html")
 
 
 def _answer(
@@ -121,7 +130,7 @@ def _answer(
     template = "partials/case_body.html" if is_htmx(request) else "pages/case.html"
     session.rollback()
     assert case_attempt.id is not None
-    return _page(
+    return page_response(
         request,
         session,
         _reread(session, case_attempt.id),
@@ -151,7 +160,7 @@ def _reread(session: Session, case_attempt_id: int) -> CaseAttempt:
 def _done(request: Request, session: Session, case_attempt_id: int) -> Response:
     if is_htmx(request):
         fresh = _reread(session, case_attempt_id)
-        return _page(request, session, fresh, template="partials/case_body.html")
+        return page_response(request, session, fresh, template="partials/case_body.html")
     return RedirectResponse(f"/cases/attempts/{case_attempt_id}", status_code=303)
 
 
@@ -233,7 +242,7 @@ def review_case(
         )
     except InvalidReview as error:
         status = 409 if isinstance(error, case_reviews.CaseReviewConflict) else 422
-        return _page(
+        return page_response(
             request,
             session,
             case_attempt,

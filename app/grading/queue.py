@@ -1,5 +1,6 @@
 """The instructor's review queue: pending submissions of the learners they may review, revealed
-case attempts and answered curve rounds not yet reviewed; the oldest of them all is next."""
+case attempts and answered curve rounds not yet reviewed, and revised diagnoses sent back for
+review; the oldest of them all is next."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,6 +11,7 @@ from app.accounts.models import Role, User
 from app.grading.case_reviews import unreviewed_cases
 from app.grading.models import Submission, SubmissionStatus
 from app.grading.round_reviews import unreviewed_rounds
+from app.revisions.queue import waiting_revisions
 from app.web.access import learners_of
 
 
@@ -83,6 +85,17 @@ def next_in_queue(session: Session, *, reviewer: User) -> QueueItem | None:
                 title=f"{learner.display_name}'s curve round of {diagnosis_round.day}, "
                 f"number {diagnosis_round.number}",
                 waiting_since=diagnosis_round.answered_at,
+            )
+        )
+    revisions = waiting_revisions(session, reviewer=reviewer)
+    if revisions:
+        first = revisions[0]
+        items.append(
+            QueueItem(
+                href=first.href,
+                title=f"{first.learner.display_name}'s revision {first.revision.number} "
+                f"of {first.what}",
+                waiting_since=first.revision.created_at,
             )
         )
     return min(items, key=lambda item: item.waiting_since, default=None)

@@ -19,6 +19,8 @@ from app.grading.rubric import InvalidReview
 from app.grading.saved_comments import saved_comments_of
 from app.practice import round_views, rounds
 from app.practice.round_models import DiagnosisRound
+from app.revisions import service as revision_service
+from app.revisions import views as revision_views
 from app.runs.streams import StreamSource, event_stream
 from app.web.access import can_review_work_of
 from app.web.deps import (
@@ -58,7 +60,7 @@ def new_round(
     return RedirectResponse(f"/practice/rounds/{diagnosis_round.id}", status_code=303)
 
 
-def _page(
+def page_response(
     request: Request,
     session: Session,
     diagnosis_round: DiagnosisRound,
@@ -73,7 +75,18 @@ def _page(
     context = round_views.round_page_context(session, diagnosis_round)
     context |= round_views.viewer_context(session, viewer, diagnosis_round)
     context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}}
-    decided = context["can_review"] and context["review"] is not None
+    if diagnosis_round.answered_at is not None:
+        subject = revision_service.round_subject(session, diagnosis_round)
+        context |= revision_views.revision_context(
+            session, subject, owner=context["owner"], can_review=context["can_review"]
+        )
+        context["revision_base"] = f"/practice/rounds/{diagnosis_round.id}"
+    # Once reviewed (and no revision waits), its reviewer goes on to the next item in one click.
+    decided = (
+        context["can_review"]
+        and context["review"] is not None
+        and not context.get("review_revision")
+    )
     next_item = None
     if decided and viewer is not None:
         next_item = review_queue.next_in_queue(session, reviewer=viewer)
@@ -87,13 +100,13 @@ def _page(
 
 @router.get("/practice/rounds/{round_id}", response_class=HTMLResponse)
 def round_page(request: Request, diagnosis_round: RoundDep, session: SessionDep) -> HTMLResponse:
-    return _page(request, session, diagnosis_round)
+    return page_response(request, session, diagnosis_round)
 
 
 @router.get("/practice/rounds/{round_id}/body", response_class=HTMLResponse)
 def round_body(request: Request, diagnosis_round: RoundDep, session: SessionDep) -> HTMLResponse:
     """The page below its heading: re-fetched when the run ends."""
-    return _page(request, session, diagnosis_round, template="partials/round_body.html")
+    return page_response(request, session, diagnosis_round, template="partials/round_body.html")
 
 
 def round_stream(diagnosis_round: RoundDep, session: SessionDep) -> StreamSource:
@@ -148,7 +161,7 @@ def answer_round(
         if refused and is_htmx(request):
             # htmx swaps no 409 (base.html): the round as it stands now, with the reason on top.
             status = 200
-        return _page(
+        return page_response(
             request,
             session,
             _reread(session, diagnosis_round.id),
@@ -160,7 +173,7 @@ def answer_round(
         )
     if is_htmx(request):
         fresh = _reread(session, diagnosis_round.id)
-        return _page(request, session, fresh, template="partials/round_body.html")
+        return page_response(request, session, fresh, template="partials/round_body.html")
     return RedirectResponse(f"/practice/rounds/{diagnosis_round.id}", status_code=303)
 
 
@@ -198,7 +211,7 @@ def review_round(
         )
     except InvalidReview as error:
         status = 409 if isinstance(error, round_reviews.RoundReviewConflict) else 422
-        return _page(
+        return page_response(
             request,
             session,
             diagnosis_round,

@@ -102,6 +102,15 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/cases/attempts/{case_attempt_id}/review"): (
         LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
+    # Revise and resubmit: only the learner revises (these forms are invalid: 422); only their
+    # instructor (or an admin) reviews a revision (the review form is checked before the
+    # revision is looked for, so its 422 shows that access was granted).
+    ("POST", "/cases/attempts/{case_attempt_id}/revisions"): (
+        LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("POST", "/cases/attempts/{case_attempt_id}/revisions/{number}/review"): (
+        LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
     ("POST", "/cohorts/{cohort_id}/case-budget"): (LOGIN, HIDDEN, HIDDEN, HIDDEN, INVALID, INVALID),
     # Curve rounds, as cases: this one is answered, so its learner's second answer is a 409.
     ("GET", "/practice/rounds/{round_id}"): READ_OWN_WORK,
@@ -111,6 +120,12 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
         LOGIN, CONFLICT, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
     ),
     ("POST", "/practice/rounds/{round_id}/review"): (
+        LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
+    ("POST", "/practice/rounds/{round_id}/revisions"): (
+        LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
+    ("POST", "/practice/rounds/{round_id}/revisions/{number}/review"): (
         LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
     ("POST", "/cohorts/{cohort_id}/review-items"): (
@@ -159,6 +174,10 @@ INVALID_FORMS = {
     "/cohorts/{cohort_id}/assignments": {"title": ""},
     "/assignments/{assignment_id}": {"title": ""},
     "/assignments/{assignment_id}/delete": {},  # no version: 422, and nothing removed
+    "/cases/attempts/{case_attempt_id}/revisions": {"number": "one"},
+    "/cases/attempts/{case_attempt_id}/revisions/{number}/review": {"decision": "maybe"},
+    "/practice/rounds/{round_id}/revisions": {"number": "one"},
+    "/practice/rounds/{round_id}/revisions/{number}/review": {"decision": "maybe"},
 }
 MODELS = {
     "attempt_id": Attempt,
@@ -305,7 +324,7 @@ def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> No
     for (method, path), expected in MATRIX.items():
         parameter = id_parameter(path)
         for row_id in world.ids[parameter]:
-            url = fill(path, slug=EXERCISE, **{parameter: row_id})
+            url = fill(path, slug=EXERCISE, number=1, **{parameter: row_id})
             for actor, status in zip(ACTORS, expected, strict=True):
                 client = world.clients[actor]
                 response = request(client, method, path, url)
@@ -319,7 +338,7 @@ def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> No
                 if status == HIDDEN:
                     # Indistinguishable from a record that does not exist.
                     missing = missing_like(engine, MODELS[parameter], row_id)
-                    absent_url = fill(path, slug=EXERCISE, **{parameter: missing})
+                    absent_url = fill(path, slug=EXERCISE, number=1, **{parameter: missing})
                     absent = request(client, method, path, absent_url)
                     if fingerprint(response, row_id) != fingerprint(absent, missing):
                         wrong.append(
@@ -459,7 +478,7 @@ def test_an_id_out_of_range_is_refused_by_name_on_every_id_route(world: World) -
     for method, path in MATRIX:
         parameter = id_parameter(path)
         for value in OUT_OF_RANGE:
-            url = fill(path, slug=EXERCISE, **{parameter: value})
+            url = fill(path, slug=EXERCISE, number=1, **{parameter: value})
             for actor in ("anonymous", "learner_a", "instructor", "admin"):
                 response = request(world.clients[actor], method, path, url)
                 status = response.status_code

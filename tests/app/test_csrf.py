@@ -40,6 +40,12 @@ from tests.app.factories import (
     snapshot,
     visitor,
 )
+from tests.app.revision_factories import (
+    REVISION_FORM,
+    add_case_review,
+    add_revision,
+    add_round_review,
+)
 from tests.conftest import PASSWORD
 
 HEADER = "X-CSRF-Token"
@@ -112,6 +118,18 @@ def world(anonymous: TestClient) -> Iterator[World]:
     # Learner A's curve rounds: one answered (its instructor reviews it), one to answer.
     answered_round = add_round(engine, a)
     open_round = add_round(engine, a, answered=False, number=2)
+    # Revise and resubmit: a case and a round with changes asked for (learner A revises them),
+    # and a case and a round whose revision 1 waits for I1's review.
+    changes_case, _ = add_case_attempt(engine, a, number=5)
+    add_case_review(engine, changes_case, i1, decision="changes_requested")
+    revised_case, _ = add_case_attempt(engine, a, number=6)
+    add_case_review(engine, revised_case, i1, decision="changes_requested")
+    add_revision(engine, a, case_attempt_id=revised_case)
+    changes_round = add_round(engine, a, number=3)
+    add_round_review(engine, changes_round, i1, decision="changes_requested")
+    revised_round = add_round(engine, a, number=4)
+    add_round_review(engine, revised_round, i1, decision="changes_requested")
+    add_revision(engine, a, round_id=revised_round)
     exercise_run = add_exercise_run(engine, a)
     saved_comment = add_saved_comment(engine, i1, "Name the state the bug changes.")
     # C1's assignments: one its instructor edits, one they remove.
@@ -143,6 +161,10 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "judged_case": judged_case,
         "answered_round": answered_round,
         "open_round": open_round,
+        "changes_case": changes_case,
+        "revised_case": revised_case,
+        "changes_round": changes_round,
+        "revised_round": revised_round,
         "exercise_run": exercise_run,
         "saved_comment": saved_comment,
         "edited_assignment": edited_assignment,
@@ -239,6 +261,10 @@ CASE_ROUTES = {
     ("POST", "/reviews/comments"),
     ("POST", "/practice/streak"),
     ("POST", "/reviews/comments/{comment_id}"),
+    ("POST", "/cases/attempts/{case_attempt_id}/revisions"),
+    ("POST", "/cases/attempts/{case_attempt_id}/revisions/{number}/review"),
+    ("POST", "/practice/rounds/{round_id}/revisions"),
+    ("POST", "/practice/rounds/{round_id}/revisions/{number}/review"),
     ("POST", "/exercises/{slug}/runs"),
     ("POST", "/api/exercises/{slug}/runs"),
     ("POST", "/exercises/{slug}/hints"),
@@ -407,6 +433,30 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
         ("POST", "/practice/rounds/{round_id}/review"): Case(
             c["instructor"],
             f"/practice/rounds/{ids['answered_round']}/review",
+            303,
+            form=case_review,
+        ),
+        ("POST", "/cases/attempts/{case_attempt_id}/revisions"): Case(
+            c["learner_a"],
+            f"/cases/attempts/{ids['changes_case']}/revisions",
+            303,
+            form=REVISION_FORM | {"number": "1"},
+        ),
+        ("POST", "/cases/attempts/{case_attempt_id}/revisions/{number}/review"): Case(
+            c["instructor"],
+            f"/cases/attempts/{ids['revised_case']}/revisions/1/review",
+            303,
+            form=case_review,
+        ),
+        ("POST", "/practice/rounds/{round_id}/revisions"): Case(
+            c["learner_a"],
+            f"/practice/rounds/{ids['changes_round']}/revisions",
+            303,
+            form=REVISION_FORM | {"number": "1"},
+        ),
+        ("POST", "/practice/rounds/{round_id}/revisions/{number}/review"): Case(
+            c["instructor"],
+            f"/practice/rounds/{ids['revised_round']}/revisions/1/review",
             303,
             form=case_review,
         ),
@@ -586,6 +636,7 @@ def filled(world: World, path: str) -> str:
         "run_id": ids["exercise_run"],
         "comment_id": ids["saved_comment"],
         "assignment_id": ids["edited_assignment"],
+        "number": 1,
     }
     return fill(path, **values)
 

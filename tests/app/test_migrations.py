@@ -10,8 +10,8 @@ import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, inspect
-from sqlalchemy.exc import StatementError
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import IntegrityError, StatementError
 from sqlmodel import Session, SQLModel
 
 from app.accounts.models import LOCAL_LEARNER_ID
@@ -47,6 +47,7 @@ TABLES = {
     "saved_comment",
     "practice_settings",
     "assignment",
+    "diagnosis_revision",
 }
 
 
@@ -190,7 +191,11 @@ def names_in_database(engine: Engine, table: str) -> Names:
 def names_in_models(table: str) -> Names:
     kinds = {"PrimaryKeyConstraint": "pk", "ForeignKeyConstraint": "fk", "UniqueConstraint": "uq"}
     model = SQLModel.metadata.tables[table]
-    names: Names = {(kinds[type(c).__name__], c.name) for c in model.constraints}
+    # A CHECK constraint is named by the convention too, but neither backend's reflection is
+    # compared here (names_in_database lists none); test_0022 checks diagnosis_revision's own.
+    names: Names = {
+        (kinds[type(c).__name__], c.name) for c in model.constraints if type(c).__name__ in kinds
+    }
     return names | {("ix", index.name) for index in model.indexes}
 
 
@@ -285,3 +290,39 @@ def test_0022_keeps_a_saved_comment_once_per_owner_and_one_setting_per_learner(
             db.execute("insert into practice_settings (learner_id, show_streak) values (1, 1)")
     downgrade(f"sqlite:///{path}", "0021")
     assert {"saved_comment", "practice_settings"}.isdisjoint(tables(path))
+
+
+def test_0024_keeps_each_revision_once_and_for_one_thing(empty_database: str) -> None:
+    """diagnosis_revision as 0024 makes it, on each backend: a case attempt's revision number is
+    stored once, a row revises a case attempt or a round (not both, not neither), and a step
+    down to 0023 drops the table and keeps the case attempts it pointed at."""
+    url = empty_database
+    upgrade(url, "0023")
+    with engine_for(url) as engine, engine.begin() as db:
+        db.execute(
+            text(
+                "insert into case_attempt (id, learner_id, case_key, number, cause, seed, knobs,"
+                " budget, stage, created_at) values (7, 1, 'a-fresh-head', 1,"
+                " 'backbone-not-optimized', 7, '{}', 3, 'revealed', '2026-12-03 12:00:00+00')"
+            )
+        )
+    upgrade(url, "0024")
+    columns = (
+        "insert into diagnosis_revision (case_attempt_id, round_id, learner_id, number,"
+        " diagnosis, note, comment, created_at) values ({}, NULL, 1, {}, '{{}}', '', '',"
+        " '2026-12-03 12:00:00+00')"
+    )
+    with engine_for(url) as engine:
+        with engine.begin() as db:
+            db.execute(text(columns.format(7, 1)))
+            db.execute(text(columns.format(7, 2)))
+        for refused in (columns.format(7, 1), columns.format("NULL", 3)):
+            with pytest.raises(IntegrityError), engine.begin() as db:
+                db.execute(text(refused))
+        with engine.connect() as db:
+            numbers = db.execute(text("select number from diagnosis_revision order by number"))
+            assert [number for (number,) in numbers] == [1, 2]
+    downgrade(url, "0023")
+    with engine_for(url) as engine, engine.connect() as db:
+        assert "diagnosis_revision" not in inspect(engine).get_table_names()
+        assert db.execute(text("select id from case_attempt")).all() == [(7,)]
