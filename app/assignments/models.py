@@ -13,10 +13,11 @@ from typing import Any
 from sqlalchemy import Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from app.core import limits
 from app.models.time import utcnow
 from app.models.types import JSONDocument
 
-MAX_TITLE = 120
+MAX_TITLE = limits.MAX_ASSIGNMENT_TITLE
 MAX_ITEMS = 40  # well below the form parser's 64 fields (app/web/forms.py)
 
 

@@ -11,6 +11,7 @@ MAX_EXPLAIN_BACK = 2000  # each of the four fields of an attempt's explain-back
 MAX_SUBMISSION_TEXT = 4000  # each of the four fields of a submission's explanation
 MAX_REVIEW_COMMENT = 4000  # a review's comment, and each criterion's comment
 MAX_COHORT_NAME = 120
+MAX_ASSIGNMENT_TITLE = 120
 MAX_DISPLAY_NAME = 120
 MAX_JOIN_CODE = 32  # join codes are 8 characters; a little slack for pasted spaces
 MAX_ERROR_TEXT = 4000  # why a run or a replay failed (written by the server)
