@@ -44,9 +44,10 @@ pytest: $(VENV)/.installed vendor browser sandbox
 # leak walks over every case and every round variant, which read what the runs show (the SQLite
 # run covers them; on PostgreSQL the other case and round tests run); and the hostile code,
 # which tests the sandbox, not the database (the other exercise tests run on PostgreSQL).
-PG_LEFT_OUT := $(foreach f,class_load shutdown external_cluster scale_out pool exercise_hostile,--ignore=tests/app/test_$(f).py) \
-	--deselect=tests/app/test_cases.py::test_no_response_of_an_open_case_names_its_cause \
-	--deselect=tests/app/test_rounds.py::test_no_response_names_the_setup
+PG_LEFT_OUT := $(foreach f,test_class_load test_shutdown runner/test_external_cluster \
+	runner/test_scale_out runner/test_pool exercises/test_exercise_hostile,--ignore=tests/app/$(f).py) \
+	--deselect=tests/app/cases/test_cases.py::test_no_response_of_an_open_case_names_its_cause \
+	--deselect=tests/app/practice/test_rounds.py::test_no_response_names_the_setup
 PG_PROBE := import psycopg; psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=3).close()
 pytest-postgres: $(VENV)/.installed vendor
 	@if $(BIN)/python -c '$(PG_PROBE)' 2>/dev/null; then \

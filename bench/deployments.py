@@ -5,7 +5,7 @@
   scheduler runs inside the web process, so its CPU counts as the web process's).
 - scale-out: a throw-away PostgreSQL database, `python -m app scheduler` (mutual TLS, loopback),
   one `python -m app worker --nworkers N`, and 1 or more `python -m app serve` processes on it,
-  as tests/app/test_scale_out.py starts them (deploy/README.md, "External cluster").
+  as tests/app/runner/test_scale_out.py starts them (deploy/README.md, "External cluster").
 
 Every process gets a process group of its own (bench/processes.py), and leaving the `with` block
 stops every group, on errors and Ctrl-C too.

@@ -9,7 +9,7 @@ learner posts runs of --flood-steps steps (2000: seconds each, ten times the cla
 the server takes them, asking again a quarter of a second after each 429. Printed: the class's
 queue wait (started - created) in each window, the ratio of the p95s (the target: within
 1.5 x), and the flooder's posts taken and refused. Not a test: the figures go to the README;
-tests/app/test_fair_share.py asserts the order runs start in.
+tests/app/runs/test_fair_share.py asserts the order runs start in.
 """
 
 import argparse

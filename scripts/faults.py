@@ -44,19 +44,19 @@ FAULTS = {
         "app/runner/pool.py",
         "            cluster.scale(self._wanted)",
         "            pass",
-        ("tests/app/test_pool_keeper.py",),
+        ("tests/app/runner/test_pool_keeper.py",),
     ),
     "stream-resume-repeats-a-point": Fault(
         "app/runs/point_reads.py",
         "WHERE attempt_id = :attempt_id AND id > :cursor",
         "WHERE attempt_id = :attempt_id AND id >= :cursor",
-        ("tests/app/test_stream_reads.py", "tests/app/test_streams.py"),
+        ("tests/app/runs/test_stream_reads.py", "tests/app/runs/test_streams.py"),
     ),
     "case-command-before-verdict": Fault(
         "app/cases/views.py",
         '    if revealed:\n        view["command"] = attempt.command',
         '    if True:\n        view["command"] = attempt.command',
-        ("tests/app/test_cases.py::test_nothing_names_the_cause_before_the_verdict",),
+        ("tests/app/cases/test_cases.py::test_nothing_names_the_cause_before_the_verdict",),
     ),
     "verdict-boundary-contained": Fault(
         "drills/catalog/loss_spikes/__init__.py",
@@ -68,19 +68,19 @@ FAULTS = {
         "app/web/markdown.py",
         '{"html": False, "linkify": False}',
         '{"html": True, "linkify": False}',
-        ("tests/app/test_markdown.py", "tests/app/test_escaping.py"),
+        ("tests/app/web/test_markdown.py", "tests/app/test_escaping.py"),
     ),
     "portfolio-signature-unchecked": Fault(
         "app/portfolio/signing.py",
         "            embedded.verify(value, canonical_bytes(signed_payload(document)))",
         "            del value",
-        ("tests/app/test_portfolio_verify.py", "tests/app/test_portfolio.py"),
+        ("tests/app/portfolio/test_portfolio_verify.py", "tests/app/portfolio/test_portfolio.py"),
     ),
     "housekeeping-ignores-restart": Fault(
         "app/runs/housekeeping.py",
         "    if scheduler_id is not None and attempt.scheduler_id != scheduler_id:",
         "    if False:",
-        ("tests/app/test_housekeeping.py",),
+        ("tests/app/runs/test_housekeeping.py",),
     ),
     "workers-take-sigint": Fault(
         "app/runner/warm_preload.py",
@@ -92,14 +92,14 @@ FAULTS = {
         "app/security/throttle.py",
         "            .offset(limit.max_failures - 1)",
         "            .offset(limit.max_failures)",
-        ("tests/app/test_throttle.py", "tests/app/test_accounts.py"),
+        ("tests/app/security/test_throttle.py", "tests/app/accounts/test_accounts.py"),
     ),
     "cheap-production-hashes": Fault(
         "app/security/passwords.py",
         "_hasher = PasswordHash.recommended()",
         "from pwdlib.hashers.argon2 import Argon2Hasher\n\n"
         "_hasher = PasswordHash((Argon2Hasher(time_cost=1, memory_cost=1024, parallelism=1),))",
-        ("tests/app/test_accounts.py",),
+        ("tests/app/accounts/test_accounts.py",),
     ),
 }
 

@@ -39,7 +39,7 @@ features.install()
 # The embedded clusters that tests start through their settings (the pool, load and shutdown
 # tests, the servers they run as subprocesses) start no sandbox spawner with their workers:
 # 4-5 s of CPU each, at every worker start and restart. The shared cluster below does, since the
-# exercise tests run on it (tests/app/test_sandbox_prewarm.py).
+# exercise tests run on it (tests/app/runner/test_sandbox_prewarm.py).
 os.environ.setdefault("DRILLBOOK_SANDBOX_PREWARM", "0")
 
 PASSWORD = "correct horse battery staple"

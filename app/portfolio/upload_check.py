@@ -3,7 +3,7 @@
 Parsing and digesting an export near the 20 MB limit is seconds of CPU. On the loop it held every
 page and live stream of the class for 3-5 s. A thread is not enough either: `json.loads` is one
 C call that keeps the GIL for the whole parse, and a real server's pages waited 0.18-0.66 s
-behind it (tests/app/test_upload_check.py). A separate process has a GIL of its own. What
+behind it (tests/app/portfolio/test_upload_check.py). A separate process has a GIL of its own. What
 crosses to it and back is plain data: the file's bytes, the server's public key as its 32 raw
 bytes, and the small VerifyResult or UnreadableExport.
 """

@@ -7,7 +7,7 @@ event loop is busy waits for the GIL 600 times: measured with a busy thread besi
 the reading thread's CPU and 180 ms of wall time, against 0.45 ms and 4 ms as one row. Values are
 written with 17 significant digits, which read back exactly (SQLite's own JSON writes 15), and
 SQLite 3.40's printf rounds them correctly below 1e120 in magnitude (a float32 metric stops at
-3.4e38; tests/app/test_stream_reads.py checks float32s and magnitudes from 1e-320). Its printf
+3.4e38; tests/app/runs/test_stream_reads.py checks float32s and magnitudes from 1e-320). Its printf
 writes NULL (a non-finite value) as 0.0, hence the CASE. PostgreSQL's driver hands over a
 result's rows at once: there they come as rows.
 """

@@ -96,7 +96,7 @@ templates.env.globals.update(
     SubmissionStatus=SubmissionStatus,
 )
 # What each 0/1/2 means, by criterion, for both rubrics: `rubric_levels[key][score]` (their
-# criteria have distinct keys; tests/app/test_instructor_pages.py holds them to it).
+# criteria have distinct keys; tests/app/grading/test_instructor_pages.py holds them to it).
 templates.env.globals["rubric_levels"] = RUBRIC_LEVELS | CASE_RUBRIC_LEVELS
 # `static_url("app.css")`: a file's content-hashed, long-cacheable URL.
 templates.env.globals["static_url"] = static_url

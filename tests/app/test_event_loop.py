@@ -115,7 +115,7 @@ def test_a_request_waiting_for_a_locked_database_leaves_the_loop_free(
     assert len(lags) >= 10 and typical < MAX_LAG_S, f"{name}: loop lags {sorted(lags)[-5:]}"
     assert answers and answers[0].status_code < 500
     # A run the request started (an experiment, a fix) ends before the test does.
-    from tests.app.test_cases import wait_until_runs_end
+    from tests.app.cases.test_cases import wait_until_runs_end
 
     if name.startswith("case") and answers[0].status_code < 400:
         case_ids = [int(part) for part in answers[0].url.path.split("/") if part.isdigit()]

@@ -2,7 +2,7 @@
 per attempt, stories that tell none of them, draws that vary and repeat, and (slow) every cause
 a case may hide shows its symptom over two draws, its intended fix heals it and the wrong fixes
 do not. (That nothing a learner can see before the
-verdict names the cause is walked through the web app: tests/app/test_cases.py.)"""
+verdict names the cause is walked through the web app: tests/app/cases/test_cases.py.)"""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def server(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
     os.environ["DRILLBOOK_SECRET_KEY"] = SECRET
     try:
         # The endless loop must meet the sandbox's own wall clock (0.75 x 12 s), not the
-        # watchdog's (12 s + grace, tests/app/test_watchdog.py): on a loaded machine a cold
+        # watchdog's (12 s + grace, tests/app/runner/test_watchdog.py): on a loaded machine a cold
         # sandbox's start-up brought the default 5 s grace within reach.
         settings = make_settings(
             time_limit_s=12.0, watchdog_grace_s=30.0, runs_per_learner=32, secret_key=SECRET
@@ -114,7 +114,7 @@ def test_hostile_code_ends_as_a_failed_run_and_touches_nothing(
     add_user(engine, "mallory")
     add_user(engine, "bystander")
     mallory = signed_in(app_of(server), "mallory")
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     database = Path(str(engine.url.database or tmp_path / "none.sqlite3"))
     submitted = {
         name: mallory.post(f"/api/exercises/{EXERCISE}/runs", json={"code": code}).json()["id"]

@@ -13,7 +13,7 @@ from app.practice.return_line import back_in_words
 from drills.practice.items import all_items
 from tests.app.clock import MONDAY, Clock
 from tests.app.factories import engine_of, signed_in
-from tests.app.test_practice import FIRST, ready_keys, review
+from tests.app.practice.test_practice import FIRST, ready_keys, review
 from tests.conftest import make_user
 
 SECOND = f"track:{all_items()[1].key}"

@@ -10,9 +10,9 @@ from sqlalchemy import Engine
 from drills.cases.registry import get_case
 from drills.practice.items import get_item
 from tests.app.factories import add_user
+from tests.app.portfolio.test_portfolio_escaping import parse
 from tests.app.portfolio_helpers import diagnosing_work, export_of
 from tests.app.test_escaping import hostile
-from tests.app.test_portfolio_escaping import parse
 
 PRACTICE_KINDS = ("drillbook:case-attempt:", "drillbook:curve-round:", "drillbook:spaced-review:")
 

@@ -453,7 +453,7 @@ def test_the_later_today_list_gives_titles_the_whole_line(client: TestClient, cl
     # No kind column in this list, so nothing to set the title beside.
     assert '<ul class="due-list">' in later and "due-kind" not in later
     assert '<ol class="due-list due-kinds">' in page  # the ready list keeps its kind column
-    css = (Path(__file__).parents[2] / "static" / "app.css").read_text()
+    css = (Path(__file__).parents[3] / "static" / "app.css").read_text()
     columned = [
         selector.strip()
         for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css)

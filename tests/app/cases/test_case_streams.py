@@ -10,7 +10,7 @@ from sqlmodel import Session, func, select
 
 from app.cases.models import CaseRun
 from app.runs.models import MetricPoint
-from tests.app.test_cases import case_json, engine_of, open_case, wait_until_runs_end
+from tests.app.cases.test_cases import case_json, engine_of, open_case, wait_until_runs_end
 
 CASE = "nan-some-way-in"  # nan-hunt: the symptom run logs series the case does not show
 

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.runs.run_picks import MAX_PICKED
 from tests.app.factories import add_attempt, add_unfinished_attempt, add_user, engine_of
-from tests.app.test_run_comparison import add_points, runs_on
+from tests.app.runs.test_run_comparison import add_points, runs_on
 from tests.conftest import log_in
 
 DRILL_PAGE = "/drills/overfit-one-batch"

@@ -20,7 +20,7 @@ from app.portfolio.xapi import digested
 from tests.app.factories import page_token
 from tests.app.portfolio_helpers import alter_one_byte, classroom
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

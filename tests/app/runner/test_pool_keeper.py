@@ -1,5 +1,5 @@
 """The pool keeper's decisions, with a stand-in cluster and an injected clock (the real pool is
-exercised in tests/app/test_pool.py)."""
+exercised in tests/app/runner/test_pool.py)."""
 
 from typing import Any
 

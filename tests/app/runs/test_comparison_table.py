@@ -13,7 +13,7 @@ from app.runs.models import Attempt, AttemptStatus
 from drills.core.catalogue import describe
 from drills.core.registry import get_drill
 from tests.app.factories import add_attempt, add_user, engine_of
-from tests.app.test_run_comparison import add_points
+from tests.app.runs.test_run_comparison import add_points
 from tests.conftest import log_in
 
 OVERFIT = describe(get_drill("overfit-one-batch"))

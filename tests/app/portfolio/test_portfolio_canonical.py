@@ -25,8 +25,8 @@ from app.portfolio.signing import (
 )
 from app.portfolio.xapi import digested
 from drills.core.digest import canonical_json
+from tests.app.portfolio.test_portfolio_verify import data_dir, run_cli, upload
 from tests.app.portfolio_helpers import alter_one_byte, classroom
-from tests.app.test_portfolio_verify import data_dir, run_cli, upload
 
 # What a reader in another language meets: a whole float, a small one, and a non-ASCII letter.
 AWKWARD = {

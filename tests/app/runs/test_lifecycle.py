@@ -15,7 +15,7 @@ from app.runner.progress_store import ProgressStore
 from app.runs import attempts, lifecycle
 from app.runs.models import Attempt, AttemptStatus
 from tests.app.factories import add_unfinished_attempt
-from tests.app.test_writer import run_writer
+from tests.app.runs.test_writer import run_writer
 
 RECORD = {"status": "ok", "metrics": {"loss": [[0, 2.0], [1, 1.0]]}}
 

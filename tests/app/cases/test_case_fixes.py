@@ -24,7 +24,7 @@ from app.runs.models import Attempt, AttemptStatus
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, fix_knobs
 from drills.cases.registry import all_cases, get_case
-from tests.app.test_cases import case_json, drawn, engine_of, open_case, wait_until_runs_end
+from tests.app.cases.test_cases import case_json, drawn, engine_of, open_case, wait_until_runs_end
 from tests.conftest import log_in, make_user
 
 
