@@ -1,12 +1,15 @@
-"""Every case, by key: each module under drills/cases/pool/ exposes CASES (a tuple of Case)."""
+"""Every case, by key: a drill's case set lives beside it, in `drills/catalog/<drill>/cases/`,
+whose package exposes CASES (a tuple of Case). A subpackage, not a module, so that the drill's
+"code that ran" (drills/core/source.py reads the folder's own *.py files) never shows it."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from functools import cache
 
-import drills.cases.pool
+import drills.catalog
 from drills.cases.contract import Case, CaseSet
 
 
@@ -62,9 +65,11 @@ RENAMED = {
 @cache
 def all_cases() -> tuple[Case, ...]:
     found: list[Case] = []
-    for module_info in sorted(pkgutil.iter_modules(drills.cases.pool.__path__)):
-        module = importlib.import_module(f"drills.cases.pool.{module_info.name}")
-        found.extend(module.CASES)
+    for drill_package in sorted(pkgutil.iter_modules(drills.catalog.__path__)):
+        name = f"drills.catalog.{drill_package.name}.cases"
+        if importlib.util.find_spec(name) is None:
+            continue
+        found.extend(importlib.import_module(name).CASES)
     keys = [case.key for case in found]
     duplicated = {key for key in keys if keys.count(key) > 1}
     if duplicated:

@@ -2,9 +2,9 @@
 
 A round shows the curves of one run of a drill variant without its knobs; the learner writes the
 five-part diagnosis, and their leading hypothesis is scored against the drill's own diagnose() of
-that run. The variants are the causes of the case pool (drills/cases/pool/): each is a setting
-of a drill's knobs whose verdict the pool's tests already hold over seeds and nuisance settings,
-and the pool's nuisance ranges make the curves differ from draw to draw.
+that run. The variants are the causes of the drills' case sets (drills/catalog/<drill>/cases/):
+each is a setting of a drill's knobs whose verdict the pool's tests already hold over seeds and
+nuisance settings, and the pool's nuisance ranges make the curves differ from draw to draw.
 
 A variant's key names its cause: like a case's cause, it is not shown before the answer.
 """

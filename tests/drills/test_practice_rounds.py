@@ -25,7 +25,7 @@ MONDAY = date(2026, 11, 30)
 
 
 # batch-noise's pool holds two verdicts: too large a rate gave itself away by its symptom at
-# every run length tried (drills/cases/pool/batch_noise.py), so it is an experiment and a fix
+# every run length tried (drills/catalog/batch_noise/cases/), so it is an experiment and a fix
 # there, not a cause. A round still asks for the leading one among all the drill's hypotheses.
 FEWER_VERDICTS = {"batch-noise": 2}
 

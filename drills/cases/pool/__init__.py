@@ -1,1 +1,0 @@
-"""The case pool: one module per drill, each exposing CASES."""
