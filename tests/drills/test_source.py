@@ -46,3 +46,14 @@ def test_the_shuffled_labels_are_the_lines_marked_in_the_loop() -> None:
     loop = next(f for f in files if f.path.endswith("train.py"))
     marked = [loop.lines[line - 1] for line in sorted(loop.marked)]
     assert any("randperm" in line for line in marked), marked
+
+
+@pytest.mark.parametrize("drill", all_drills(), ids=lambda drill: drill.slug)
+def test_a_drills_case_set_and_exercises_are_never_shown_as_the_code_that_ran(
+    drill: object,
+) -> None:
+    """The case set beside the drill names every hidden cause, and an exercise folder holds its
+    solution: a run's page shows the training code, and neither is part of it."""
+    shown = {f.path for f in training_source(drill, {})}  # type: ignore[arg-type]
+    assert not [path for path in shown if "/cases/" in path or "/exercises/" in path]
+    assert all(path.startswith(("catalog/", "kit/")) for path in shown), shown
