@@ -41,8 +41,8 @@ from typing import Any
 
 from sqlalchemy import create_engine, text
 
-from bench.learner import Session, StreamLog, follow
-from bench.processes import log_problems, wait_until_answers
+from support.learner import Session, StreamLog, follow
+from support.processes import log_problems, wait_until_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "class-load-password"

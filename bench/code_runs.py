@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from bench.class_load import PASSWORD, started_server
-from bench.learner import Session, follow
 from drills.exercises.registry import get_exercise
+from support.learner import Session, follow
 
 EXERCISE = "overfit-shuffled-pairs"
 KNOB_RUN = {

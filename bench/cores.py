@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 import psutil
 
-from bench.deployments import Deployment, postgres_server_processes
+from support.deployments import Deployment, postgres_server_processes
 
 
 def _move(pid: int, cores: set[int]) -> None:

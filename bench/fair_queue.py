@@ -20,7 +20,7 @@ import urllib.error
 from typing import Any
 
 from bench.class_load import PASSWORD, Report, register_class, started_server, teach
-from bench.learner import Session
+from support.learner import Session
 
 FLOOD = {
     "drill": "overfit-one-batch",

@@ -6,12 +6,12 @@ throughput against the compute limit, latency at low load, and a class in the sc
         --submitters 1 8 --learners 50 --seconds 60 --json results.json
 
 For each setup x workers x web processes (the embedded set-up has one) it starts a deployment
-(bench/deployments.py), warms it up with one run per worker, then measures each load in turn:
+(support/deployments.py), warms it up with one run per worker, then measures each load in turn:
 `--submitters N` (closed loop: post, follow to `done`, post again; no pages; `--pause S`: a
 random pause of up to S seconds before each post) and
 `--learners N` (bench/class_load.py's simulated class). Around each load's window it reads the
 CPU time of every process by role (web, worker, scheduler, and in the scale-out set-up the local
-PostgreSQL server; bench/process_cpu.py) and its own (the clients'), and divides each by the runs
+PostgreSQL server; support/process_cpu.py) and its own (the clients'), and divides each by the runs
 completed in the window; from the database it reads the window's queue waits and compute times.
 The compute limit is workers / median compute time. `--worker-cores N` gives the workers cores of
 their own (bench/cores.py). Everything started is stopped at the end, on errors and Ctrl-C too.
@@ -40,10 +40,10 @@ from bench.class_load import (
     teach,
 )
 from bench.cores import workers_on_own_cores
-from bench.deployments import Deployment, embedded, scale_out
-from bench.process_cpu import CpuWindow, measure_cpu
 from bench.scale_out_table import print_table
 from bench.submitters import register_submitters, submit_until
+from support.deployments import Deployment, embedded, scale_out
+from support.process_cpu import CpuWindow, measure_cpu
 
 DRILL = "overfit-one-batch"  # 200 steps, its default: the runs the README's figures are about
 CALIBRATION_RUNS = 7  # sequential runs that give the drill's compute time alone

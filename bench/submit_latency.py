@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any
 
-from bench.learner import Session, follow
+from support.learner import Session, follow
 
 BODY = {
     "drill": "overfit-one-batch",

@@ -17,8 +17,8 @@ import time
 import urllib.error
 from dataclasses import dataclass, field
 
-from bench.learner import Session, follow
 from bench.submit_latency import post_attempt
+from support.learner import Session, follow
 
 PASSWORD = "submitter-password"
 

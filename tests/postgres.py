@@ -13,7 +13,7 @@ from typing import NoReturn
 import psycopg
 import pytest
 
-from bench import postgres
+from support import postgres
 
 SERVER = os.environ.get("DRILLBOOK_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.deployments import migrate
-from bench.processes import free_port, kill_group, start, wait_until_answers
+from support.deployments import migrate
+from support.processes import free_port, kill_group, start, wait_until_answers
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

@@ -21,7 +21,7 @@ import pytest
 
 from app.portfolio.signing import FORMAT, key_path, load_key, sign
 from app.portfolio.xapi import digested
-from bench.processes import wait_until_answers
+from support.processes import wait_until_answers
 from tests.processes import free_port, start, stop
 
 pytestmark = pytest.mark.slow

@@ -24,9 +24,9 @@ from sqlalchemy import text
 
 from app.core.db import make_engine
 from app.runner.certificates import make_cluster_certificates, tls_files
-from bench.deployments import migrate, scheduler_arguments, web_environment, worker_arguments
-from bench.learner import Session, follow
-from bench.processes import wait_until_answers
+from support.deployments import migrate, scheduler_arguments, web_environment, worker_arguments
+from support.learner import Session, follow
+from support.processes import wait_until_answers
 from tests.conftest import PASSWORD, PREDICTION
 from tests.postgres import throwaway_database
 from tests.processes import free_port, kill_group, start, stop

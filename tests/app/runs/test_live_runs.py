@@ -16,7 +16,7 @@ from app.main import create_app
 from app.runner import dispatcher
 from app.runs import evidence
 from app.runs.models import AttemptStatus, MetricPoint
-from bench.learner import Session, follow
+from support.learner import Session, follow
 from tests.conftest import PASSWORD, PREDICTION, make_user
 from tests.live import serving
 

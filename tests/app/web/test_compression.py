@@ -12,7 +12,7 @@ from app.main import create_app
 from app.runner.events import Ended
 from app.runs import evidence
 from app.runs.models import AttemptStatus
-from bench.learner import Session
+from support.learner import Session
 from tests.app.factories import add_unfinished_attempt
 from tests.conftest import PASSWORD, make_user
 from tests.live import serving

@@ -1,5 +1,5 @@
 """Starting and stopping `python -m app ...` processes, each in a process group of its own:
-for the benchmarks that start a deployment (bench/deployments.py) and the tests that need real
+for the benchmarks that start a deployment (support/deployments.py) and the tests that need real
 processes (tests/processes.py re-exports these)."""
 
 import os

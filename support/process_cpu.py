@@ -1,6 +1,6 @@
 """CPU time spent by each kind of process (web, worker, scheduler) over a measured window.
 
-A deployment names its processes by role at any moment (bench/deployments.py). A reading keeps
+A deployment names its processes by role at any moment (support/deployments.py). A reading keeps
 each process's user + system CPU seconds, keyed by pid and start time (a reused pid is another
 process); the window's CPU is the end reading minus the start reading, a process started during
 the window counting from zero. A process that ended during the window (a worker restarted by its

@@ -7,7 +7,7 @@
   one `python -m app worker --nworkers N`, and 1 or more `python -m app serve` processes on it,
   as tests/app/runner/test_scale_out.py starts them (deploy/README.md, "External cluster").
 
-Every process gets a process group of its own (bench/processes.py), and leaving the `with` block
+Every process gets a process group of its own (support/processes.py), and leaving the `with` block
 stops every group, on errors and Ctrl-C too.
 """
 
@@ -26,9 +26,9 @@ import psutil
 
 from app.core.config import ROOT
 from app.runner.certificates import make_cluster_certificates, tls_files
-from bench.postgres import throwaway_database
-from bench.process_cpu import descendants_and_self
-from bench.processes import free_port, log_problems, start, stop, wait_until_answers
+from support.postgres import throwaway_database
+from support.process_cpu import descendants_and_self
+from support.processes import free_port, log_problems, start, stop, wait_until_answers
 
 EMBEDDED_WORKER_MARK = "multiprocessing.spawn"  # LocalCluster's worker processes run `spawn_main`
 WORKER_MEMORY_LIMIT = "1GiB"  # per external worker process, as in the scale-out test
