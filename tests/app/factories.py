@@ -5,6 +5,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from html.parser import HTMLParser
 from typing import Any
@@ -510,3 +511,48 @@ def scan(html: str) -> tuple[list[str], str]:
 
 def live_markup(html: str) -> list[str]:
     return scan(html)[0]
+
+
+# The class the whole-app walks (access matrix, CSRF) stand on: an admin; instructor I1 runs C1
+# with learner A; I2 runs C2 with learner B. Everyone signed in, in a browser of their own.
+CLASS_USERS = {
+    "admin": ("admin", Role.admin),
+    "instructor": ("instructor-1", Role.instructor),
+    "other_instructor": ("instructor-2", Role.instructor),
+    "learner_a": ("learner-a", Role.learner),
+    "learner_b": ("learner-b", Role.learner),
+}
+CLASS_CODES = {"c1": "AAAA2222", "c2": "BBBB3333"}
+
+
+@dataclass
+class TwoCohorts:
+    users: dict[str, int]  # actor -> user id
+    cohorts: dict[str, int]  # "c1", "c2" -> cohort id
+    clients: dict[str, TestClient]  # actor -> a signed-in browser
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+
+
+def two_cohorts(app: FastAPI, engine: Engine) -> TwoCohorts:
+    users = {actor: add_user(engine, name, role) for actor, (name, role) in CLASS_USERS.items()}
+    cohorts = {
+        "c1": add_cohort(
+            engine,
+            users["instructor"],
+            name="C1",
+            code=CLASS_CODES["c1"],
+            learners=[users["learner_a"]],
+        ),
+        "c2": add_cohort(
+            engine,
+            users["other_instructor"],
+            name="C2",
+            code=CLASS_CODES["c2"],
+            learners=[users["learner_b"]],
+        ),
+    }
+    clients = {actor: signed_in(app, name) for actor, (name, _) in CLASS_USERS.items()}
+    return TwoCohorts(users, cohorts, clients)

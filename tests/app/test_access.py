@@ -13,7 +13,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.accounts.models import Cohort, Role, User
+from app.accounts.models import Cohort, User
 from app.assignments.models import Assignment
 from app.cases.models import CaseAttempt, CaseRun
 from app.grading.models import SavedComment, Submission
@@ -26,18 +26,16 @@ from tests.app.factories import (
     add_assignment,
     add_attempt,
     add_case_attempt,
-    add_cohort,
     add_exercise_run,
     add_round,
     add_saved_comment,
     add_submission,
-    add_user,
     engine_of,
     exists,
     fill,
     http_routes,
-    signed_in,
     snapshot,
+    two_cohorts,
     visitor,
 )
 
@@ -208,25 +206,8 @@ def world(anonymous: TestClient) -> Iterator[World]:
     attempt and a pending submission; B has a failed and a fixed attempt."""
     engine = engine_of(anonymous)
     app: FastAPI = anonymous.app  # type: ignore[assignment]
-    users = {
-        "admin": add_user(engine, "admin", Role.admin),
-        "instructor": add_user(engine, "instructor-1", Role.instructor),
-        "other_instructor": add_user(engine, "instructor-2", Role.instructor),
-        "learner_a": add_user(engine, "learner-a"),
-        "learner_b": add_user(engine, "learner-b"),
-    }
-    cohorts = {
-        "c1": add_cohort(
-            engine, users["instructor"], name="C1", code="AAAA2222", learners=[users["learner_a"]]
-        ),
-        "c2": add_cohort(
-            engine,
-            users["other_instructor"],
-            name="C2",
-            code="BBBB3333",
-            learners=[users["learner_b"]],
-        ),
-    }
+    people = two_cohorts(app, engine)
+    users, cohorts = people.users, people.cohorts
     failed_a = add_attempt(engine, users["learner_a"], fixed=False)
     fixed_a = add_attempt(engine, users["learner_a"], fixed=True)
     add_attempt(engine, users["learner_b"], fixed=False)
@@ -237,15 +218,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     exercise_run_a = add_exercise_run(engine, users["learner_a"])
     comment = add_saved_comment(engine, users["instructor"], "Name the state the bug changes.")
     assignment_c1 = add_assignment(engine, cohorts["c1"], users["instructor"])
-    clients = {"anonymous": visitor(app)}
-    for actor, username in (
-        ("learner_a", "learner-a"),
-        ("learner_b", "learner-b"),
-        ("other_instructor", "instructor-2"),
-        ("instructor", "instructor-1"),
-        ("admin", "admin"),
-    ):
-        clients[actor] = signed_in(app, username)
+    clients = {"anonymous": visitor(app), **people.clients}
     ids = {
         "attempt_id": [failed_a, fixed_a],
         "submission_id": [submission_a],

@@ -12,19 +12,18 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from app.accounts.models import Role
 from app.cases.models import CaseStage
 from app.runs.models import Attempt, AttemptStatus
 from app.runs.replay_models import Replay
 from drills.practice.items import all_items
 from tests.app.factories import (
+    CLASS_CODES,
     DRILL,
     EXERCISE,
     RUBRIC_KEYS,
     add_assignment,
     add_attempt,
     add_case_attempt,
-    add_cohort,
     add_exercise_run,
     add_explanation,
     add_review,
@@ -38,6 +37,7 @@ from tests.app.factories import (
     http_routes,
     signed_in,
     snapshot,
+    two_cohorts,
     visitor,
 )
 from tests.app.revision_factories import (
@@ -88,14 +88,11 @@ class World:
 def world(anonymous: TestClient) -> Iterator[World]:
     engine = engine_of(anonymous)
     app: FastAPI = anonymous.app  # type: ignore[assignment]
-    admin = add_user(engine, "admin", Role.admin)
-    i1 = add_user(engine, "instructor-1", Role.instructor)
-    i2 = add_user(engine, "instructor-2", Role.instructor)
-    a = add_user(engine, "learner-a")
-    b = add_user(engine, "learner-b")
+    people = two_cohorts(app, engine)
+    admin, i1, i2 = (people.users[k] for k in ("admin", "instructor", "other_instructor"))
+    a, b = people.users["learner_a"], people.users["learner_b"]
+    c1, c2 = people.cohorts["c1"], people.cohorts["c2"]
     waiting = add_user(engine, "learner-c")  # holds the queued runs the cancel cases cancel
-    c1 = add_cohort(engine, i1, name="C1", code="AAAA2222", learners=[a])
-    c2 = add_cohort(engine, i2, name="C2", code="BBBB3333", learners=[b])
     failed_a = add_attempt(engine, a, fixed=False)
     fixed_a = add_attempt(engine, a, fixed=True)
     add_explanation(engine, fixed_a, a, "It memorised the batch.")
@@ -135,14 +132,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
     # C1's assignments: one its instructor edits, one they remove.
     edited_assignment = add_assignment(engine, c1, i1, title="Week 1")
     removed_assignment = add_assignment(engine, c1, i1, title="Week 2")
-    clients = {
-        "learner_a": signed_in(app, "learner-a"),
-        "learner_b": signed_in(app, "learner-b"),
-        "learner_c": signed_in(app, "learner-c"),
-        "instructor": signed_in(app, "instructor-1"),
-        "other_instructor": signed_in(app, "instructor-2"),
-        "admin": signed_in(app, "admin"),
-    }
+    clients = {**people.clients, "learner_c": signed_in(app, "learner-c")}
     ids = {
         "admin": admin,
         "learner_a": a,
@@ -170,7 +160,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "edited_assignment": edited_assignment,
         "removed_assignment": removed_assignment,
     }
-    world = World(app, engine, clients, ids, {"c1": "AAAA2222", "c2": "BBBB3333"})
+    world = World(app, engine, clients, ids, dict(CLASS_CODES))
     yield world
     with Session(engine) as session:
         for attempt_id in queued:  # no worker will ever end these
