@@ -10,6 +10,7 @@ import rfc8785
 from fastapi.testclient import TestClient
 
 from app.grading.models import RUBRIC, Review
+from app.web.templating import RUN_STATUS_WORDS
 from drills.core.digest import metrics_digest
 from drills.core.registry import get_drill
 from tests.app.factories import DRILL, engine_of
@@ -271,3 +272,14 @@ def test_exercise_runs_export_with_their_code_diff_and_checks_signed(
         "/portfolio/verify", files={"file": ("export.json", export, "application/json")}
     )
     assert 'id="verify-intact"' in verified.text, verified.text[-1500:]
+
+
+def test_the_html_export_says_a_runs_status_in_the_pages_words(anonymous: TestClient) -> None:
+    """A run that showed its planted bug ended as it should: the pages say "finished", and the
+    export says what the pages say, not the stored "succeeded"."""
+    room = classroom(anonymous)
+    page = room.clients["learner-a"].get("/portfolio/export.html").text
+    headings = re.findall(r"<h4>Attempt \d+ — <span class=\"status\">([^<]*)</span>", page)
+    assert headings, "the export lists the learner's attempts"
+    assert "succeeded" not in headings
+    assert set(headings) <= set(RUN_STATUS_WORDS.values())
