@@ -1,7 +1,8 @@
 """Every table of every feature, imported so that `SQLModel.metadata` is whole.
 
-Alembic's environment and the migration drift test read the whole metadata; a process that
-serves pages imports the tables through the features that use them and needs none of this.
+Alembic's environment (and so the migration drift test) reads the whole metadata, and so does
+every process that stores runs: `app/features.py` imports this module, because an attempt's row
+has a foreign key to a round, a table another feature owns, and an insert needs both known.
 Adding a feature with tables adds one line here (`tests/test_layers.py` checks none is missing).
 """
 
