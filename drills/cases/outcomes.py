@@ -4,22 +4,22 @@ Scoring asks whether an experiment a learner chose could tell their leading hypo
 their alternatives. That is decidable because every (cause, experiment) pair of a case set has
 been run for real: `build` runs each one over a few seeds and nuisance settings and keeps the
 reading when they all agree, VARIES when they do not (such an experiment separates nothing).
-The table is stored in outcomes.json (`python -m drills cases outcomes --write` rebuilds it);
+The table is stored per drill, in drills/catalog/<drill>/cases/outcomes.json (`python -m drills
+cases outcomes --write` rebuilds it);
 a slow test rebuilds it on other seeds and compares.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from drills.cases import tables
 from drills.cases.contract import CaseSet, Change, Experiment
 from drills.core.knobs import resolve_knobs
 
-TABLE_FILE = Path(__file__).with_name("outcomes.json")
+TABLE = "outcomes"
 VARIES = "varies"
 
 Table = dict[str, dict[str, dict[str, str]]]  # drill -> cause -> experiment -> reading
@@ -75,14 +75,12 @@ def build(case_set: CaseSet, seeds: Iterable[int] = (0, 1)) -> dict[str, dict[st
 
 @cache
 def stored_table() -> Table:
-    if not TABLE_FILE.exists():
-        return {}
-    loaded: Table = json.loads(TABLE_FILE.read_text())
+    loaded: Table = tables.load(TABLE)
     return loaded
 
 
 def write_table(table: Table) -> None:
-    TABLE_FILE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    tables.write(TABLE, table)
     stored_table.cache_clear()
 
 

@@ -16,24 +16,24 @@ some draw of B took and every number lies inside B's range over its draws, widen
 draw *decides* when it is consistent with no other cause of its case. Every case must have a
 share of deciding draws of 0 (tests/drills/test_case_symptoms.py).
 
-The features of every (cause, draw) are stored in symptoms.json (`python -m drills cases
-symptoms --write` rebuilds them); a slow test reruns one draw per cause and compares.
+The features of every (cause, draw) are stored per drill, in
+drills/catalog/<drill>/cases/symptoms.json (`python -m drills cases symptoms --write`
+rebuilds them); a slow test reruns one draw per cause and compares.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from drills.cases import tables
 from drills.cases.contract import NO_CHANGE, Case, CaseSet
 from drills.cases.evidence import series_label
 from drills.cases.outcomes import nuisance_corners, run_reading
 
-SYMPTOMS_FILE = Path(__file__).with_name("symptoms.json")
+TABLE = "symptoms"
 SEEDS = (0, 1, 2, 3, 4)
 # Relative widening of a cause's range, plus an absolute floor for numbers near zero.
 TOLERANCE = 0.10
@@ -132,14 +132,12 @@ def look_alikes(
 
 @cache
 def stored_table() -> Table:
-    if not SYMPTOMS_FILE.exists():
-        return {}
-    loaded: Table = json.loads(SYMPTOMS_FILE.read_text())
+    loaded: Table = tables.load(TABLE)
     return loaded
 
 
 def write_table(table: Table) -> None:
-    SYMPTOMS_FILE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    tables.write(TABLE, table)
     stored_table.cache_clear()
 
 
