@@ -5,7 +5,8 @@ a leading cause, up to two alternatives, the first test that would tell them apa
 expect and the evidence that would confirm it. Two parts are scored here, from facts: the leading
 cause against the drill's own diagnose() of the run the learner saw, and the first test against
 the stored experiment readings (drills/catalog/<drill>/cases/outcomes.json). The fix and the
-confirming evidence are words: they are shown beside the model answer, and an instructor may review them.
+confirming evidence are words: they are shown beside the model answer, and an instructor may
+review them.
 """
 
 from __future__ import annotations
