@@ -16,11 +16,10 @@ from drills.catalog.mixed_precision.problem import make_problem
 from drills.catalog.mixed_precision.train import (
     MixedPrecisionConfig,
     batches,
-    flat_weights,
     make_model,
     mixed_precision_step,
-    stepped,
 )
+from drills.catalog.mixed_precision.twin import flat_weights, stepped
 from drills.core.registry import get_drill
 from drills.kit.run import Run
 from tests.drills.runs import run_drill

@@ -25,6 +25,15 @@ from drills.catalog.mixed_precision.problem import (
     regression_digest,
 )
 from drills.catalog.mixed_precision.signature import MixedPrecisionSignature
+from drills.catalog.mixed_precision.twin import (
+    ReferenceStep,
+    cosine,
+    flat_grad,
+    flat_weights,
+    float32_step,
+    norm,
+    stepped,
+)
 from drills.core.contract import DrillOutcome, Reporter
 from drills.kit.audit import total_grad_norm
 from drills.kit.run import Run
@@ -81,6 +90,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     twin_optimizer = torch.optim.SGD(twin.parameters(), lr=config.lr)
     float32_run = copy.deepcopy(model)
     float32_optimizer = torch.optim.SGD(float32_run.parameters(), lr=config.lr)
+    twin_max_norm = config.max_norm if config.clip == "on" else None
     run.watch(model, optimizer)
     signature = MixedPrecisionSignature(initial_scale=scaler.get_scale())
     skipped: list[int] = []
@@ -93,9 +103,9 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         float32_loss = training_set_loss(float32_run, data)
         if math.isfinite(float32_loss):  # the float32 run may blow up at a large rate
             run.log("float32_set_loss", step, float32_loss)
-            float32_step(float32_run, float32_optimizer, x, y, config)
+            float32_step(float32_run, float32_optimizer, x, y, twin_max_norm)
         twin.load_state_dict(model.state_dict())
-        reference = float32_step(twin, twin_optimizer, x, y, config)
+        reference = float32_step(twin, twin_optimizer, x, y, twin_max_norm)
         scale = scaler.get_scale()
         before = flat_weights(stepped(optimizer))
         readings = mixed_precision_step(model, optimizer, scaler, x, y, config)
@@ -226,31 +236,6 @@ def read_grad_norm(parameters: list[nn.Parameter], config: MixedPrecisionConfig)
     return float(nn.utils.clip_grad_norm_(parameters, config.max_norm))
 
 
-@dataclass(frozen=True)
-class ReferenceStep:
-    grad: torch.Tensor  # the float32 gradient, before clipping, flattened
-    update: torch.Tensor  # the step the weights took, flattened
-
-
-def float32_step(
-    model: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    config: MixedPrecisionConfig,
-) -> ReferenceStep:
-    """The step the loop means to take, in float32 and with nothing to unscale."""
-    optimizer.zero_grad(set_to_none=True)
-    F.mse_loss(model(x), y).backward()  # type: ignore[no-untyped-call]
-    parameters = stepped(optimizer)
-    grad = flat_grad(parameters)
-    if config.clip == "on":
-        nn.utils.clip_grad_norm_(parameters, config.max_norm)
-    before = flat_weights(parameters)
-    optimizer.step()
-    return ReferenceStep(grad=grad, update=flat_weights(parameters) - before)
-
-
 @torch.no_grad()
 def training_set_loss(model: nn.Module, data: Regression) -> float:
     return float(F.mse_loss(model(data.features), data.targets))
@@ -263,30 +248,6 @@ def batches(data: Regression, config: MixedPrecisionConfig, run: Run) -> Iterato
         for start in range(0, len(data) - config.batch_size + 1, config.batch_size):
             index = order[start : start + config.batch_size]
             yield data.features[index], data.targets[index]
-
-
-def stepped(optimizer: torch.optim.Optimizer) -> list[nn.Parameter]:
-    """The parameters the optimizer steps: the model's, all in its one group."""
-    parameters: list[nn.Parameter] = optimizer.param_groups[0]["params"]
-    return parameters
-
-
-def flat_grad(parameters: list[nn.Parameter]) -> torch.Tensor:
-    """Every parameter's gradient in one float64 vector."""
-    return torch.cat([p.grad.detach().double().flatten() for p in parameters])  # type: ignore[union-attr]
-
-
-def flat_weights(parameters: list[nn.Parameter]) -> torch.Tensor:
-    return torch.cat([p.detach().double().flatten() for p in parameters])
-
-
-def norm(vector: torch.Tensor) -> float:
-    return float(vector.norm())
-
-
-def cosine(a: torch.Tensor, b: torch.Tensor) -> float | None:
-    both = norm(a) * norm(b)
-    return float(a.dot(b)) / both if both > 0 else None
 
 
 def per_parameter_rows(

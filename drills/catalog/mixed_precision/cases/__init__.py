@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
-from drills.catalog.mixed_precision import (
+from drills.catalog.mixed_precision.reading import (
     BLEW_UP,
     FEW_SKIPPED,
     LEARNS_BY,

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import torch
 
-from drills.catalog.mixed_precision import LEARNS_BY
 from drills.catalog.mixed_precision.exercises.float32_step.problem import (
     CONFIG,
     PARAMETERS,
@@ -48,6 +47,7 @@ from drills.catalog.mixed_precision.exercises.float32_step.problem import (
     overflows,
     set_loss,
 )
+from drills.catalog.mixed_precision.reading import LEARNS_BY
 from drills.catalog.mixed_precision.signature import MixedPrecisionSignature
 from drills.exercises.contract import Exercise
 from drills.exercises.evidence import (
