@@ -1,7 +1,9 @@
 """A learner opens a code exercise, runs the starter edited, reads the failed checks, climbs the
 hint ladder, fixes the file in the editor, passes, and reads the reference's diff: in headless
-Chromium against the real server, its worker and the sandbox. And the editor by keyboard: Tab
-indents, Esc then Tab leaves it, and Reset brings the starter back."""
+Chromium against the real server, its worker and the sandbox. Three more of the track solved from
+their pages (a tool to write, two loops of other drills to fix), and a plausible wrong fix that
+the judge turns down for a reason it states. And the editor by keyboard: Tab indents, Esc then Tab
+leaves it, and Reset brings the starter back."""
 
 import re
 from pathlib import Path
@@ -86,6 +88,64 @@ def test_edit_run_read_the_checks_take_hints_fix_and_see_the_reference(
     page.get_by_role("button", name="Show the reference solution").click()
     expect(page.locator("#solution pre.diff")).to_contain_text("+++ solution.py")
     assert errors == [], "\n".join(errors)
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "exercises" / "fixtures"
+# A write-it tool and two fix-the-loop exercises of other drills, each solved from its page: two
+# with a learner's right file written otherwise than the reference (tests/exercises/fixtures/),
+# one with the reference itself.
+SOLVED = {
+    "parameter-audit": FIXTURES / "parameter_audit" / "right_flat_sums.py",
+    "lr-sweep-choose-rate": FIXTURES / "lr_sweep_choose_rate" / "right_manual_steps_state_dict.py",
+    "optimizer-new-head": None,
+}
+
+
+def run_code(page: Page, code: str) -> None:
+    replace_code(page, code)
+    page.get_by_role("button", name="Run my code").click()
+    expect(page.locator(FINAL_PANEL)).to_be_visible(timeout=90_000)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("slug", list(SOLVED))
+def test_an_exercise_of_the_track_is_solved_from_its_page(
+    page: Page, live_server: str, slug: str
+) -> None:
+    exercise = get_exercise(slug)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    register(page, live_server, f"solver{list(SOLVED).index(slug)}")
+    page.goto(f"{live_server}/exercises")
+    page.get_by_role("link", name=exercise.title).click()
+    # What a learner has to go on: the story, what the file provides, and every hint.
+    expect(page.locator(".story")).to_contain_text(exercise.provides[0])
+    for rung in range(1, len(exercise.hints) + 1):
+        page.get_by_role("button", name=re.compile(f"Show hint {rung} of")).click()
+        expect(page.locator("#hints li")).to_have_count(rung)
+    right = SOLVED[slug]
+    run_code(page, right.read_text() if right else exercise.solution)
+    expect(page.locator(".judgement-block h3")).to_contain_text("passed")
+    expect(page.locator(".check-pass").first).to_be_visible()
+    expect(page.locator(".check-fail")).to_have_count(0)
+    assert errors == [], "\n".join(errors)
+
+
+@needs_sandbox
+def test_a_plausible_wrong_fix_fails_for_the_reason_the_judge_gives(
+    page: Page, live_server: str
+) -> None:
+    """Lowering the rate hides the corrupt batch's jumps on a curve read at a glance, but the
+    judge finds the jump coming back at the same place epoch after epoch and says so."""
+    wrong = (FIXTURES / "loss_spikes_wrong_labels" / "wrong_lower_rate.py").read_text()
+    register(page, live_server, "wrongfixer")
+    page.goto(f"{live_server}/exercises/loss-spikes-wrong-labels")
+    run_code(page, wrong)
+    expect(page.locator(".judgement-block h3")).to_contain_text("failed")
+    recurring = page.locator(".check-fail", has_text="no longer jumps at the same place")
+    expect(recurring).to_contain_text("at a learning rate of 0.1")
+    expect(recurring).to_contain_text("comes back all the same")
+    expect(page.locator(".code-diff")).to_have_attribute("open", "")
 
 
 IN_EDITOR = "document.activeElement.closest('.cm-editor') !== null"
