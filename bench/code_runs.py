@@ -20,9 +20,10 @@ import threading
 import time
 from typing import Any
 
-from bench.class_load import PASSWORD, started_server
 from drills.exercises.registry import get_exercise
+from support.classroom import PASSWORD
 from support.learner import Session, follow
+from support.server import started_server
 
 EXERCISE = "overfit-shuffled-pairs"
 KNOB_RUN = {

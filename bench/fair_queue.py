@@ -19,8 +19,9 @@ import time
 import urllib.error
 from typing import Any
 
-from bench.class_load import PASSWORD, Report, register_class, started_server, teach
+from support.classroom import PASSWORD, Report, register_class, teach
 from support.learner import Session
+from support.server import started_server
 
 FLOOD = {
     "drill": "overfit-one-batch",

@@ -168,3 +168,24 @@ def test_every_run_is_made_by_the_lifecycle() -> None:
                 makers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert [maker for maker in makers if not maker.startswith("app/runs/lifecycle.py:")] == []
     assert makers, "new_run makes them"
+
+
+def test_tests_take_their_helpers_from_support_not_from_the_benchmarks() -> None:
+    """Benchmarks are scripts that print figures; what a test shares with them (a server of its
+    own, a simulated class, deployments) lives in support/, which both import."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [
+                f"{path.relative_to(ROOT)}: {name}"
+                for name in names
+                if name == "bench" or name.startswith("bench.")
+            ]
+    assert offenders == []

@@ -4,7 +4,8 @@ asserted; speed and queue wait are measured by `python -m bench.class_load` (REA
 
 import pytest
 
-from bench.class_load import run_class, started_server
+from support.classroom import run_class
+from support.server import started_server
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
