@@ -6,8 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from app.core.config import Settings
-from app.core.private_files import private_file
-from app.portfolio.signing import key_path
+from app.core.private_files import portfolio_key_path, private_file
 from app.security.secret import SESSION_SECRET_FILE
 
 
@@ -30,7 +29,7 @@ def back_up(settings: Settings, destination: Path) -> list[Path]:
     written = [copy]
     # Without the key, older exports can no longer be tied to this server; without the session
     # secret (dev/test only: production configures DRILLBOOK_SECRET_KEY), every login ends.
-    kept_files = [key_path(settings.data_dir)]
+    kept_files = [portfolio_key_path(settings.data_dir)]
     if not settings.secret_key:  # the generated file is the secret in use
         kept_files.append(settings.data_dir / SESSION_SECRET_FILE)
     for kept in kept_files:

@@ -10,6 +10,13 @@ wider start are narrowed too. Backups are already private (app/core/backup.py).
 from pathlib import Path
 
 SIDECARS = ("-wal", "-shm", "-journal")
+# The portfolio's signing key, kept in the data directory: named here, in the base, because the
+# backup copies it as well as the portfolio signing with it (app/portfolio/signing.py).
+PORTFOLIO_KEY_FILE = "portfolio-signing-key.pem"
+
+
+def portfolio_key_path(data_dir: Path) -> Path:
+    return data_dir / PORTFOLIO_KEY_FILE
 
 
 def private_file(path: Path) -> None:

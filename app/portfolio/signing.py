@@ -23,9 +23,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from app.core.private_files import portfolio_key_path
 from app.portfolio.canonical import DECLARED, FIELD, JCS, LEGACY, Canonicalization
 
-KEY_FILE = "portfolio-signing-key.pem"
 FORMAT = "drillbook-portfolio/1"
 ALGORITHM = "Ed25519"
 # An export nests six levels (document, statements, a statement, its result, a metric series, a
@@ -42,7 +42,7 @@ _ESCAPE = re.compile(
 
 
 def key_path(data_dir: Path) -> Path:
-    return data_dir / KEY_FILE
+    return portfolio_key_path(data_dir)
 
 
 def load_or_create_key(data_dir: Path) -> Ed25519PrivateKey:
