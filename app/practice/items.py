@@ -10,9 +10,9 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import MAX_ROW_ID, Cohort, CohortMembership
 from app.cases.models import CaseAttempt
-from app.catalogue.drill_links import drill_setup_href
 from app.core import limits
 from app.core.whole_numbers import whole_number
+from app.practice.drill_links import drill_setup_href
 from app.practice.models import CohortReviewItem, ReviewCard, ReviewSource
 from app.runs.models import Attempt
 from app.web.field_errors import FieldErrors

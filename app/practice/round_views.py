@@ -11,9 +11,9 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import User
 from app.cases import views as case_views
-from app.catalogue.drill_links import drill_setup_href
 from app.grading.round_reviews import review_of
 from app.practice import rounds
+from app.practice.drill_links import drill_setup_href
 from app.practice.round_models import DiagnosisRound, RoundReview
 from app.runs import evidence
 from app.runs.models import Attempt

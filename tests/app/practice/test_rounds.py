@@ -314,7 +314,7 @@ def test_the_link_to_run_a_setup_keeps_list_knobs_as_the_form_writes_them(
 ) -> None:
     from urllib.parse import parse_qsl, urlsplit
 
-    from app.catalogue.drill_links import drill_setup_href
+    from app.practice.drill_links import drill_setup_href
     from drills.core.knobs import resolve_knobs
 
     drill = get_drill("lr-sweep")
