@@ -1,1 +1,3 @@
-"""The catalogue of drills and a drill's page, with the links that set up its form."""
+"""The catalogue of drills, the learner's home, and a drill's page. A report: it sets each drill
+beside the learner's standing, study path, streak and reviews due, reading those features, and
+no feature reads it."""
