@@ -3,6 +3,8 @@
 `cases list`: every case, the share of draws its symptom alone would decide (from the stored
 symptom table), and per cause it may hide, the family and the experiments that separate that
 cause from the case's other causes (from the stored outcome table).
+`cases pairs`: per case, each pair of causes it may hide and the experiments whose readings tell
+those two apart, with the symptom's deciding share: a Markdown table per case.
 `cases outcomes [--drill SLUG] [--seeds N] [--write]`: rebuild the outcome table from real runs;
 prints where it differs from the stored one; --write stores it.
 `cases symptoms [--drill SLUG] [--write]`: rebuild the symptom table (drills/cases/symptoms.py)
@@ -23,6 +25,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     cases = commands.add_parser("cases", help="the case pool: list it, rebuild its outcomes")
     actions = cases.add_subparsers(dest="action", required=True, parser_class=type(cases))
     actions.add_parser("list", help="every case with its family and separating experiments")
+    actions.add_parser("pairs", help="per case, what separates each pair of its causes")
     rebuild = actions.add_parser("outcomes", help="rebuild the outcome table from real runs")
     rebuild.add_argument("--drill", default=None, help="only the case set of this drill")
     rebuild.add_argument("--seeds", type=int, default=2, help="seeds 0..N-1 (default 2)")
@@ -42,7 +45,31 @@ def separating_experiments(case: Case, cause: str) -> list[str]:
     ]
 
 
+def pair_table(case: Case) -> list[str]:
+    """A Markdown table: each pair of the case's causes, and the experiments that separate it."""
+    share = symptoms.case_share(case)
+    lines = [
+        f"### {case.key} ({case.case_set.drill}; the symptom decides {share:.0%} of draws)",
+        "",
+        "| cause | look-alike | experiments that tell them apart |",
+        "|---|---|---|",
+    ]
+    for index, cause in enumerate(case.causes):
+        for other in case.causes[index + 1 :]:
+            separating = [
+                experiment.key
+                for experiment in case.case_set.experiments
+                if outcomes.separates(case.case_set, experiment.key, cause, [other])
+            ]
+            lines.append(f"| {cause} | {other} | {', '.join(separating) or '(none)'} |")
+    return [*lines, ""]
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action == "pairs":
+        for case in all_cases():
+            print("\n".join(pair_table(case)))
+        return 0
     if args.action == "list":
         for case in all_cases():
             share = symptoms.case_share(case)

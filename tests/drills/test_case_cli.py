@@ -1,0 +1,32 @@
+"""`python -m drills cases pairs`: per case, every pair of its causes with the experiments that
+tell the two apart, read from the stored outcome table."""
+
+import pytest
+
+from drills.cases import outcomes
+from drills.cases.registry import all_cases, get_case
+from drills.cli import main
+
+
+def test_pairs_lists_every_pair_of_every_case_with_what_separates_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["cases", "pairs"]) == 0
+    printed = capsys.readouterr().out
+    for case in all_cases():
+        assert f"### {case.key} ({case.case_set.drill};" in printed
+        pairs = len(case.causes) * (len(case.causes) - 1) // 2
+        block = printed.split(f"### {case.key} ")[1].split("###")[0]
+        rows = [line for line in block.splitlines() if line.startswith("| ")]
+        assert len(rows) - 1 == pairs, case.key  # less the header
+    # The two graph cuts that both crash at the first backward: only following grad_fn shows
+    # where the record ends.
+    assert "| loss-from-number | forward-without-recording | follow-grad-fn |" in printed
+
+
+def test_a_pair_no_experiment_separates_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    case = get_case("first-step-crash")
+    monkeypatch.setattr(outcomes, "separates", lambda *args: False)
+    from drills.cases.cli import pair_table
+
+    assert "| loss-from-number | forward-without-recording | (none) |" in pair_table(case)
