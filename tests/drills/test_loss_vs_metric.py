@@ -146,6 +146,9 @@ def test_every_run_reports_the_same_signature_keys() -> None:
         ({"minority_fraction": 0.9}, "minority_fraction"),
         ({"minority_fraction": 0.0}, "minority_fraction"),
         ({"minority_fraction": "lots"}, "minority_fraction"),
+        ({"separation": 0.0}, "separation"),
+        ({"input_length": 13}, "input_length"),
+        ({"input_length": -1}, "input_length"),
     ],
 )
 def test_bad_knob_values_are_rejected_by_name(knobs: dict[str, Any], name: str) -> None:
@@ -269,6 +272,23 @@ VERDICTS: list[tuple[dict[str, Any], set[str]]] = [
     ({"task": "exact-match", "lr": 1.0}, {"not-learning"}),
     ({"task": "exact-match", "lr": 3e-4}, {"inconclusive"}),
     ({"task": "exact-match", "lr": 5e-4}, {"every-token"}),
+    # A rare class (12%) set apart: accuracy near the majority share, yet earned.
+    ({"minority_fraction": 0.12, "separation": 2.0}, {"aligned"}),
+    # The separation's ends: classes on top of each other, and far apart.
+    ({"separation": 0.5}, {"majority-vote"}),
+    ({"separation": 4.0}, {"aligned"}),
+    # Only 20 rare examples: some seeds find none yet, others half of them, which adds under a
+    # point of accuracy (more than luck, too little to matter).
+    ({"minority_fraction": 0.01, "separation": 4.0}, {"majority-vote", "inconclusive"}),
+    # Inputs cut short: the loss falls on the letters the model sees, no sequence is right.
+    ({"task": "exact-match-clean", "input_length": 8}, {"every-token"}),
+    ({"task": "exact-match-clean", "input_length": 10}, {"every-token"}),
+    # One letter left to guess caps exact match at 1 in 16 (5.5-6.6% on seeds 0-4), on the
+    # 5% line between a metric that moves and one that does not.
+    ({"task": "exact-match-clean", "input_length": 11}, {"aligned", "every-token"}),
+    ({"task": "exact-match-clean", "input_length": 0}, {"not-learning"}),
+    ({"task": "exact-match-clean", "lr": 1e-4}, {"not-learning"}),
+    ({"task": "exact-match-clean", "lr": 1e-3}, {"aligned"}),
 ]
 
 

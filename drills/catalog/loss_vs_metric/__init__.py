@@ -30,7 +30,8 @@ CLEAR_Z = 3.0
 CLEAR_GAIN = 0.02
 FLAT_BELOW = 0.05  # exact match under 5%: the metric has not moved off the floor
 # A majority vote names the rare class in at most 5% of its answers and finds at most one rare
-# example in ten. Trained at 0.01 on 5% or fewer rare examples the model finds under 2% of them;
+# example in ten. At the default separation (1), trained at 0.01 on 5% or fewer rare examples
+# the model finds under 2% of them;
 # on 20% it finds 11-26%, as many as the best possible classifier (17-21%), each paid for by a
 # false alarm, so accuracy stays at the majority share without the model being a majority vote.
 RARELY_NAMED = 0.05
@@ -48,13 +49,14 @@ class LossVsMetric(Drill):
     )
     scenario = (
         "Two small tasks. Imbalanced: a classifier separates a rare class from a common one, "
-        "on features where the two overlap a lot; it is judged by accuracy. Exact match: a "
+        "on features where the two overlap (a lot, unless you move them apart); it is judged "
+        "by accuracy. Exact match: a "
         "model rewrites 12 letters, each of which has a main answer (70% of the time) and an "
         "alternative (or, in the clean variant, only its main answer); it is judged by "
         "whole-sequence exact match. Predict what the loss and the metric will do, then run it "
         "and read the confusion matrix or the per-sequence error counts."
     )
-    version = "3"
+    version = "4"
     # The fixed side: balanced classes (minority_fraction=0.5), where accuracy follows the loss.
     healthy = "aligned"
     signature_type = LossVsMetricSignature
@@ -80,6 +82,27 @@ class LossVsMetric(Drill):
             log_scale=True,
         ),
         Knob(
+            "separation",
+            "float",
+            1.0,
+            "How far apart the two classes lie in the imbalanced task, in standard deviations "
+            "of the noise: at 1 they overlap so much that even the best classifier rarely names "
+            "the rare class; from 2.5 on most rare examples can be told apart. The exact-match "
+            "tasks ignore it.",
+            minimum=0.5,
+            maximum=4.0,
+        ),
+        Knob(
+            "input_length",
+            "int",
+            12,
+            "How many of the 12 input letters reach the model in the exact-match tasks, from "
+            "the left; the rest arrive blank, as when an encoder cuts its input short (the "
+            "answers keep all 12). The imbalanced task ignores it.",
+            minimum=0,
+            maximum=12,
+        ),
+        Knob(
             "lr",
             "float",
             1e-2,
@@ -97,8 +120,8 @@ class LossVsMetric(Drill):
         ),
         Hypothesis(
             "every-token",
-            "Each letter gets more likely to be right, so the loss falls steadily, but a "
-            "sequence only counts when every letter is right, so exact match stays near zero.",
+            "Letters get more likely to be right, so the loss falls steadily, but a sequence "
+            "only counts when all of its letters are right, so exact match stays near zero.",
         ),
         Hypothesis(
             "aligned",
@@ -179,6 +202,8 @@ class LossVsMetric(Drill):
             reference_for=("aligned", "every-token"),
         ),
         Observation("exact_match", "Sequences entirely right", "expected_exact_match"),
+        Observation("position_accuracy_low", "Letters right at the weakest position"),
+        Observation("position_accuracy_high", "Letters right at the strongest position"),
         Observation("best_exact_match", "Exact match of the best possible model"),
     )
 

@@ -23,6 +23,9 @@ class ExactMatchConfig:
     symbols: int = 16  # letters A…P, in the input and the answer
     length: int = 12  # letters per sequence; exact match needs all of them right
     main_share: float = 0.7  # how often a letter is rewritten to its main answer (1: always)
+    # Letters of the input that reach the model, from the left; the rest arrive blank (all
+    # zeros), as when an encoder cuts its input short. The answers still have all 12.
+    input_length: int = 12
     hidden: int = 128
     batch: int = 32
     eval_size: int = 512
@@ -46,7 +49,9 @@ def train_exact_match(config: ExactMatchConfig, run: Run) -> DrillOutcome:
         return letters, torch.where(use_main, main[letters], alternative[letters])
 
     def encode(letters: torch.Tensor) -> torch.Tensor:
-        return F.one_hot(letters, symbols).float().flatten(1)
+        one_hot = F.one_hot(letters, symbols).float()
+        one_hot[:, config.input_length :] = 0.0  # the letters cut off never reach the model
+        return one_hot.flatten(1)
 
     def next_batch() -> tuple[torch.Tensor, torch.Tensor]:
         letters, answers = sample(config.batch)
@@ -96,15 +101,22 @@ def train_exact_match(config: ExactMatchConfig, run: Run) -> DrillOutcome:
     signature.sequence_length = length
     with torch.no_grad():
         _, predicted = predictions()
+    # Letters right at each position: alike everywhere when every letter is as hard as the
+    # next; at chance from some position on when those letters never reached the model.
+    by_position = (predicted == eval_answers).float().mean(dim=0).tolist()
+    signature.position_accuracy_low = min(by_position)
+    signature.position_accuracy_high = max(by_position)
     tables = [
         wrong_letters_table(predicted, eval_answers),
         examples_table(eval_letters, eval_answers, predicted),
+        position_table(by_position),
     ]
     inputs = {
         "shapes": {"letters": [config.batch, length], "eval": [config.eval_size, length]},
         "main_answer": {letter(x): letter(y) for x, y in enumerate(main.tolist())},
         "alternative_answer": {letter(x): letter(y) for x, y in enumerate(alternative.tolist())},
         "main_share": config.main_share,
+        "letters_reaching_the_model": config.input_length,
     }
     return run.outcome(signature, inputs=inputs, tables=tables)
 
@@ -153,4 +165,14 @@ def examples_table(
         "Evaluation examples: input, reference answer, prediction",
         ("input", "reference", "prediction", "wrong", "exact match"),
         rows,
+    )
+
+
+def position_table(by_position: list[float]) -> dict[str, Any]:
+    return table(
+        "position_accuracy",
+        "Letters right at each position (evaluation set, after training)",
+        ("position", "share right"),
+        [[index + 1, share] for index, share in enumerate(by_position)],
+        note="A model that guesses gets 1 letter in 16 right.",
     )

@@ -33,6 +33,9 @@ class LossVsMetricSignature(Signature):
     best_token_accuracy: float | None = None  # the main answer's share
     best_exact_match: float | None = None  # best_token_accuracy ** sequence_length
     sequence_length: int | None = None
+    # Letters right at the weakest and at the strongest of the 12 positions (final model).
+    position_accuracy_low: float | None = None
+    position_accuracy_high: float | None = None
     # Health of the run.
     weight_change: float | None = None  # ||final - initial|| / ||initial||
     nonfinite_step: int | None = None

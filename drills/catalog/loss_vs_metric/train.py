@@ -25,7 +25,13 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train on the chosen task; see LossVsMetric."""
     run = Run(seed, report)
     if knobs["task"] == "imbalanced":
-        return train_imbalanced(ImbalancedConfig(knobs["minority_fraction"], lr=knobs["lr"]), run)
+        imbalanced = ImbalancedConfig(
+            knobs["minority_fraction"], separation=knobs["separation"], lr=knobs["lr"]
+        )
+        return train_imbalanced(imbalanced, run)
     # exact-match-clean: every letter has one answer, so a model can get whole sequences right.
     main_share = 1.0 if knobs["task"] == "exact-match-clean" else ExactMatchConfig.main_share
-    return train_exact_match(ExactMatchConfig(main_share=main_share, lr=knobs["lr"]), run)
+    config = ExactMatchConfig(
+        main_share=main_share, input_length=knobs["input_length"], lr=knobs["lr"]
+    )
+    return train_exact_match(config, run)
