@@ -22,6 +22,7 @@ from app.assignments import routes as assignments
 from app.cases import evidence_routes as case_evidence
 from app.cases import routes as cases
 from app.catalogue import routes as pages
+from app.cohort_report import routes as cohort_report
 from app.core.config import Settings
 from app.core.db import make_engine
 from app.core.migrate import check_schema_is_current
@@ -204,6 +205,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         reviews,
         saved_comments,
         cohorts,
+        cohort_report,  # after cohorts: POST /cohorts/join is not a cohort's id
         assignments,
         portfolio,
         revisions,
