@@ -32,12 +32,12 @@ from app.exercises import routes as exercise_routes
 from app.grading import comment_routes as saved_comments
 from app.grading import routes as reviews
 from app.grading import submission_routes as submissions
+from app.grading.revisions import routes as revisions
 from app.portfolio import routes as portfolio
 from app.portfolio.signing import load_or_create_key
 from app.practice import round_routes as rounds
 from app.practice import routes as practice
 from app.practice import streak_routes as streak
-from app.revisions import routes as revisions
 from app.runner.dispatcher import AttemptRunner
 from app.runs import api, replays
 from app.runs import routes as attempts

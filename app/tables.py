@@ -11,9 +11,9 @@ from app.assignments import models as assignments
 from app.cases import models as cases
 from app.exercises import models as exercises
 from app.grading import models as grading
+from app.grading.revisions import models as revisions
 from app.practice import models as practice
 from app.practice import round_models as rounds
-from app.revisions import models as revisions
 from app.runs import models as runs
 from app.runs import replay_models as replays
 from app.security import models as security

@@ -14,10 +14,10 @@ from app.cases.forms import InvalidCaseInput
 from app.cases.models import CASE_RUBRIC, CaseAttempt, CaseStage
 from app.grading import case_reviews
 from app.grading import queue as review_queue
+from app.grading.revisions import service as revision_service
+from app.grading.revisions import views as revision_views
 from app.grading.rubric import InvalidReview
 from app.grading.saved_comments import saved_comments_of
-from app.revisions import service as revision_service
-from app.revisions import views as revision_views
 from app.runs.fair_share import TooManyRuns
 from app.web.access import can_review_work_of
 from app.web.deps import (

@@ -1,2 +1,2 @@
 """Instructors' judgement: submissions and their reviews on a rubric (drills, cases, rounds),
-the review queue, and where each learner stands."""
+revise and resubmit (revisions/), the review queue, and where each learner stands."""

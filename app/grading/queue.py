@@ -10,8 +10,8 @@ from sqlmodel import Session, col, select
 from app.accounts.models import Role, User
 from app.grading.case_reviews import unreviewed_cases
 from app.grading.models import Submission, SubmissionStatus
+from app.grading.revisions.queue import waiting_revisions
 from app.grading.round_reviews import unreviewed_rounds
-from app.revisions.queue import waiting_revisions
 from app.web.access import learners_of
 
 

@@ -5,8 +5,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.grading import case_reviews, round_reviews, submissions
 from app.grading import queue as review_queue
+from app.grading.revisions.queue import waiting_revisions
 from app.grading.submission_routes import submission_context
-from app.revisions.queue import waiting_revisions
 from app.web.access import can_review_work_of
 from app.web.deps import InstructorDep, SessionDep, SubmissionDep
 from app.web.forms import FormDep

@@ -15,12 +15,12 @@ from app.cases.forms import InvalidCaseInput
 from app.cases.models import CASE_RUBRIC
 from app.grading import queue as review_queue
 from app.grading import round_reviews
+from app.grading.revisions import service as revision_service
+from app.grading.revisions import views as revision_views
 from app.grading.rubric import InvalidReview
 from app.grading.saved_comments import saved_comments_of
 from app.practice import round_views, rounds
 from app.practice.round_models import DiagnosisRound
-from app.revisions import service as revision_service
-from app.revisions import views as revision_views
 from app.runs.streams import StreamSource, event_stream
 from app.web.access import can_review_work_of
 from app.web.deps import (

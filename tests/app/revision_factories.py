@@ -7,9 +7,9 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from app.cases.models import CASE_RUBRIC, CaseReview
+from app.grading.revisions.models import DiagnosisRevision
 from app.models.time import utcnow
 from app.practice.round_models import RoundReview
-from app.revisions.models import DiagnosisRevision
 
 CASE_SCORES = {key: {"score": 1, "comment": ""} for key, _label in CASE_RUBRIC}
 # A review form that passes: a score per criterion, and the comment a request for changes needs.

@@ -16,11 +16,11 @@ from app.cases import routes as case_routes
 from app.cases import views as case_views
 from app.cases.forms import InvalidCaseInput
 from app.cases.models import CaseAttempt, CaseStage
+from app.grading.revisions import service
+from app.grading.revisions.service import MAX_REVISIONS, Subject
 from app.grading.rubric import InvalidReview
 from app.practice import round_routes
 from app.practice.round_models import DiagnosisRound
-from app.revisions import service
-from app.revisions.service import MAX_REVISIONS, Subject
 from app.web.access import can_review_work_of
 from app.web.deps import (
     CaseAttemptDep,

@@ -15,8 +15,8 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import Role
 from app.cases.models import CASE_RUBRIC
-from app.revisions import service
-from app.revisions.models import DiagnosisRevision
+from app.grading.revisions import service
+from app.grading.revisions.models import DiagnosisRevision
 from tests.app.factories import (
     add_case_attempt,
     add_cohort,

@@ -9,8 +9,8 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import Role, User
 from app.cases.models import CaseAttempt
+from app.grading.revisions.models import DiagnosisRevision
 from app.practice.round_models import DiagnosisRound
-from app.revisions.models import DiagnosisRevision
 from app.web.access import learners_of
 
 

@@ -10,8 +10,8 @@ from sqlmodel import Session
 
 from app.accounts.models import User
 from app.cases.views import option_of
-from app.revisions.models import DiagnosisRevision
-from app.revisions.service import Subject, thread_of
+from app.grading.revisions.models import DiagnosisRevision
+from app.grading.revisions.service import Subject, thread_of
 from drills.cases.contract import CaseSet
 
 

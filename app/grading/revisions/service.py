@@ -28,11 +28,11 @@ from app.core.limits import MAX_REVIEW_COMMENT
 from app.core.whole_numbers import whole_number
 from app.grading import case_reviews, round_reviews
 from app.grading.models import Decision
+from app.grading.revisions.models import DiagnosisRevision
 from app.grading.rubric import InvalidReview, parse_review
 from app.models.time import utcnow
 from app.practice.round_models import DiagnosisRound
 from app.practice.rounds import case_set_for
-from app.revisions.models import DiagnosisRevision
 from app.web.field_errors import ErrorCollector
 from drills.cases.contract import CaseSet
 

@@ -1,6 +1,6 @@
-"""The revise-and-resubmit loop as a service (app/revisions/service.py): who may revise when,
-that a revision is a new numbered row and never an overwrite, that the draw and score stay, and
-that a review applies only to the latest revision, once."""
+"""The revise-and-resubmit loop as a service (app/grading/revisions/service.py): who may
+revise when, that a revision is a new numbered row and never an overwrite, that the draw and
+score stay, and that a review applies only to the latest revision, once."""
 
 from collections.abc import Callable
 
@@ -12,12 +12,12 @@ from app.accounts.models import Role, User
 from app.cases.forms import InvalidCaseInput
 from app.cases.models import CASE_RUBRIC, CaseAttempt
 from app.grading.queue import next_in_queue
+from app.grading.revisions import service
+from app.grading.revisions.models import DiagnosisRevision
+from app.grading.revisions.queue import waiting_revisions
+from app.grading.revisions.service import RevisionRefused, RevisionReviewConflict, Subject
 from app.grading.rubric import InvalidReview
 from app.practice.round_models import DiagnosisRound
-from app.revisions import service
-from app.revisions.models import DiagnosisRevision
-from app.revisions.queue import waiting_revisions
-from app.revisions.service import RevisionRefused, RevisionReviewConflict, Subject
 from tests.app.factories import add_case_attempt, add_cohort, add_round, add_user
 from tests.app.revision_factories import (
     REVIEW_FORM,
