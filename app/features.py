@@ -19,7 +19,7 @@ import app.tables  # noqa: F401  (the whole metadata: see above)
 from app.cases.records import reveal_after_run
 from app.exercises.judgements import keep_judgement
 from app.models.time import utcnow
-from app.practice.misses import note_drill_miss
+from app.practice.misses import note_case_miss, note_drill_miss
 from app.runs.lifecycle import when_a_run_ends
 from app.runs.models import Attempt
 
@@ -30,7 +30,9 @@ def _judgement(session: Session, attempt: Attempt, record: Mapping[str, Any] | N
 
 
 def _reveal(session: Session, attempt: Attempt, record: Mapping[str, Any] | None) -> None:
-    reveal_after_run(session, attempt)
+    revealed = reveal_after_run(session, attempt)
+    if revealed is not None:  # a wrong cause named becomes a review item, as a drill miss does
+        note_case_miss(session, revealed, now=utcnow())
 
 
 def _miss(session: Session, attempt: Attempt, record: Mapping[str, Any] | None) -> None:
@@ -40,5 +42,5 @@ def _miss(session: Session, attempt: Attempt, record: Mapping[str, Any] | None) 
 def install() -> None:
     """Register every feature's hook (idempotent)."""
     when_a_run_ends("exercises: keep the judgement", _judgement)
-    when_a_run_ends("cases: score and reveal a fix run's case", _reveal)
+    when_a_run_ends("cases: score and reveal a fix run's case; practice: a miss to review", _reveal)
     when_a_run_ends("practice: a missed prediction becomes a review item", _miss)

@@ -30,16 +30,6 @@ def cohorts_run_by(session: Session, *, user: User) -> list[Cohort]:
     return list(session.exec(query).all())
 
 
-def cohorts_joined_by(session: Session, *, learner_id: int) -> list[Cohort]:
-    return list(
-        session.exec(
-            select(Cohort)
-            .join(CohortMembership, col(CohortMembership.cohort_id) == col(Cohort.id))
-            .where(CohortMembership.learner_id == learner_id)
-        ).all()
-    )
-
-
 def create_cohort(session: Session, *, instructor: User, name: str) -> Cohort:
     name = name.strip()
     if not name or len(name) > MAX_COHORT_NAME:

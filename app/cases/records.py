@@ -9,7 +9,6 @@ from sqlmodel import Session, col, select
 from app.cases.models import CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.core.row_locks import lock_row
 from app.models.time import utcnow
-from app.practice.misses import note_case_miss
 from app.runs.models import Attempt
 from drills.cases.registry import UnknownCase, get_case
 from drills.cases.scoring import Diagnosis, score_case
@@ -46,18 +45,19 @@ def stored_diagnosis(case_attempt: CaseAttempt) -> Diagnosis | None:
     )
 
 
-def reveal_after_run(session: Session, attempt: Attempt) -> None:
+def reveal_after_run(session: Session, attempt: Attempt) -> CaseAttempt | None:
     """Called with an attempt just ended (not yet committed): if it is the fix run of a case
-    attempt, score that attempt and reveal it, in the same transaction. The fix counts only if
-    it is the case's intended fix, its run ended well and the drill reads it as healthy."""
+    attempt, score that attempt and reveal it, in the same transaction, and return it (what
+    else a reveal sets off is the caller's: app/features.py). The fix counts only if it is the
+    case's intended fix, its run ended well and the drill reads it as healthy."""
     if attempt.case_attempt_id is None or attempt.id is None:
-        return
+        return None
     run = session.exec(select(CaseRun).where(CaseRun.attempt_id == attempt.id)).first()
     if run is None or run.kind != CaseRunKind.fix:
-        return
+        return None
     case_attempt = lock_row(session, CaseAttempt, attempt.case_attempt_id)
     if case_attempt is None or case_attempt.stage != CaseStage.fixing:
-        return
+        return None
     diagnosis = stored_diagnosis(case_attempt)
     try:
         case = get_case(case_attempt.case_key)
@@ -81,4 +81,4 @@ def reveal_after_run(session: Session, attempt: Attempt) -> None:
     case_attempt.revealed_at = utcnow()
     case_attempt.stage = CaseStage.revealed
     session.add(case_attempt)
-    note_case_miss(session, case_attempt, now=utcnow())
+    return case_attempt

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
-from app.accounts.cohorts import cohorts_joined_by
 from app.cases.forms import InvalidCaseInput, parse_diagnosis, parse_verdict
 from app.cases.models import DEFAULT_CASE_BUDGET, CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.cases.records import experiments_run
@@ -24,6 +23,7 @@ from app.runs import lifecycle
 from app.runs.attempts import dispatch
 from app.runs.fair_share import take_turn
 from app.runs.models import Attempt
+from app.web.access import cohorts_joined_by
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, knobs_for
 from drills.cases.registry import get_case

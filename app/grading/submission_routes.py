@@ -6,7 +6,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session
 
-from app.accounts.cohorts import cohorts_joined_by
 from app.accounts.models import User
 from app.grading import queue as review_queue
 from app.grading import submissions
@@ -18,7 +17,7 @@ from app.practice.study_path import path_standing
 from app.runs import run_comparison
 from app.runs.models import Attempt
 from app.runs.views import attempt_context, drill_page_context, submission_versions, submit_context
-from app.web.access import can_review_work_of
+from app.web.access import can_review_work_of, cohorts_joined_by
 from app.web.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
 from app.web.forms import FormDep
 from app.web.templating import templates

@@ -5,14 +5,13 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.accounts.cohorts import cohorts_joined_by
 from app.accounts.models import User
 from app.grading import submissions
 from app.grading.models import RUBRIC, Submission
 from app.runs import evidence, replays, run_picks
 from app.runs.attempts import runs_ahead
 from app.runs.models import Attempt, AttemptStatus, Explanation
-from app.web.access import can_review_work_of
+from app.web.access import can_review_work_of, cohorts_joined_by
 from app.web.templating import number
 from drills.core.catalogue import describe
 from drills.core.contract import Drill

@@ -12,6 +12,18 @@ from sqlmodel import Session, col, select
 from app.accounts.models import Cohort, CohortMembership, Role, User
 
 
+def cohorts_joined_by(session: Session, *, learner_id: int) -> list[Cohort]:
+    """The cohorts a learner belongs to: whose instructors may read their work, and whose case
+    budget they work under."""
+    return list(
+        session.exec(
+            select(Cohort)
+            .join(CohortMembership, col(CohortMembership.cohort_id) == col(Cohort.id))
+            .where(CohortMembership.learner_id == learner_id)
+        ).all()
+    )
+
+
 def learners_of(session: Session, instructor: User) -> set[int]:
     if instructor.role != Role.instructor:
         return set()  # a demoted instructor's cohorts are no longer theirs to read
