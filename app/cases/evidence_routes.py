@@ -11,6 +11,7 @@ from app.accounts.models import MAX_ROW_ID
 from app.cases import service as cases
 from app.cases import views as case_views
 from app.cases.models import CaseAttempt, CaseRun, CaseStage
+from app.diagnosis import shown
 from app.runs.schemas import error_responses
 from app.runs.streams import StreamSource, event_stream
 from app.web.access import can_read_work_of
@@ -32,7 +33,7 @@ def case_run_stream(case_run_id: RowId, session: SessionDep, user: CurrentUser) 
         or not can_read_work_of(session, user, case_attempt.learner_id)
     ):
         raise HTTPException(status_code=404, detail=f"No case run {case_run_id}.")
-    rename = case_views.rename_for(cases.case_of(case_attempt).case_set)
+    rename = shown.rename_for(cases.case_of(case_attempt).case_set)
     session.close()
     return StreamSource(run.attempt_id, rename)
 

@@ -10,8 +10,9 @@ from starlette.datastructures import FormData
 
 from app.cases import service as cases
 from app.cases import views as case_views
-from app.cases.forms import InvalidCaseInput
 from app.cases.models import CASE_RUBRIC, CaseAttempt, CaseStage
+from app.diagnosis import shown
+from app.diagnosis.form import InvalidCaseInput
 from app.grading import case_reviews
 from app.grading import queue as review_queue
 from app.grading.revisions import service as revision_service
@@ -170,10 +171,9 @@ def record_diagnosis(
 ) -> Response:
     case_set = cases.case_of(case_attempt).case_set
     fields: dict[str, Any] = {
-        "leading": case_views.cause_key(case_set, str(form.get("leading") or "")) or "",
+        "leading": shown.cause_key(case_set, str(form.get("leading") or "")) or "",
         "alternatives": [
-            case_views.cause_key(case_set, str(value)) or "?"
-            for value in form.getlist("alternatives")
+            shown.cause_key(case_set, str(value)) or "?" for value in form.getlist("alternatives")
         ],
         "first_test": form.get("first_test"),
         "intervention": form.get("intervention"),
@@ -213,7 +213,7 @@ def submit_verdict(
 ) -> Response:
     case_set = cases.case_of(case_attempt).case_set
     fields = {
-        "cause": case_views.cause_key(case_set, str(form.get("cause") or "")) or "",
+        "cause": shown.cause_key(case_set, str(form.get("cause") or "")) or "",
         "fix": form.get("fix"),
     }
     try:

@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
-from app.cases.forms import InvalidCaseInput, parse_diagnosis, parse_verdict
+from app.cases.forms import parse_verdict
 from app.cases.models import DEFAULT_CASE_BUDGET, CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.cases.records import experiments_run
 from app.core.row_locks import lock_row
+from app.diagnosis.form import InvalidCaseInput, parse_diagnosis
 from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle

@@ -10,9 +10,9 @@ from sse_starlette import EventSourceResponse
 from starlette.datastructures import FormData
 
 from app.accounts.models import MAX_ROW_ID
-from app.cases import views as case_views
-from app.cases.forms import InvalidCaseInput
 from app.cases.models import CASE_RUBRIC
+from app.diagnosis import shown
+from app.diagnosis.form import InvalidCaseInput
 from app.grading import queue as review_queue
 from app.grading import round_reviews
 from app.grading.revisions import service as revision_service
@@ -114,7 +114,7 @@ def round_stream(diagnosis_round: RoundDep, session: SessionDep) -> StreamSource
     run = rounds.run_of(session, diagnosis_round)
     if run is None or run.id is None:
         raise HTTPException(status_code=404, detail=f"No run for round {diagnosis_round.id}.")
-    rename = case_views.rename_for(rounds.case_set_for(diagnosis_round))
+    rename = shown.rename_for(rounds.case_set_for(diagnosis_round))
     session.close()
     return StreamSource(run.id, rename)
 
@@ -143,10 +143,8 @@ def answer_round(
     case_set = rounds.case_set_for(diagnosis_round)
     echo = _echo(form)
     fields: dict[str, object] = {
-        "leading": case_views.cause_key(case_set, echo.get("leading", "")) or "",
-        "alternatives": [
-            case_views.cause_key(case_set, value) or "?" for value in echo["alternatives"]
-        ],
+        "leading": shown.cause_key(case_set, echo.get("leading", "")) or "",
+        "alternatives": [shown.cause_key(case_set, value) or "?" for value in echo["alternatives"]],
         "first_test": echo.get("first_test", ""),
         "intervention": echo.get("intervention", ""),
         "confirmation": echo.get("confirmation", ""),

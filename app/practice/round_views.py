@@ -10,7 +10,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app.accounts.models import User
-from app.cases import views as case_views
+from app.diagnosis import shown
 from app.grading.round_reviews import review_of
 from app.practice import rounds
 from app.practice.drill_links import drill_setup_href
@@ -32,19 +32,19 @@ def run_context(session: Session, diagnosis_round: DiagnosisRound) -> dict[str, 
     run = rounds.run_of(session, diagnosis_round)
     assert run is not None and run.id is not None
     series, _ = evidence.series_and_cursor(session, attempt_id=run.id)
-    rename = case_views.rename_for(case_set)
+    rename = shown.rename_for(case_set)
     shown_series = {
         label: points for name, points in series.items() if (label := rename(name)) is not None
     }
-    shown = None
+    visible = None
     if run.final:
-        shown = case_evidence.visible(case_set, None, case_views.stored_record(run))
+        visible = case_evidence.visible(case_set, None, shown.stored_record(run))
     return {
         "run": run,
         "series": shown_series,
         # Its stream counts shown points (app/runs/streams.py): a point id would count hidden ones.
         "cursor": sum(len(points) for points in shown_series.values()),
-        "shown": shown,
+        "shown": visible,
         "void": rounds.is_void(run),
     }
 
@@ -54,8 +54,8 @@ def round_page_context(session: Session, diagnosis_round: DiagnosisRound) -> dic
     answered = diagnosis_round.answered_at is not None
     context: dict[str, Any] = {
         "diagnosis_round": diagnosis_round,
-        "charts": case_views.chart_specs(case_set),
-        "causes": case_views.cause_options(case_set),
+        "charts": shown.chart_specs(case_set),
+        "causes": shown.cause_options(case_set),
         "experiments": case_set.experiments,
         "answered": answered,
     }

@@ -16,7 +16,7 @@ from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
-from app.cases.forms import parse_diagnosis
+from app.diagnosis.form import parse_diagnosis
 from app.practice.round_models import DiagnosisRound
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle

@@ -13,9 +13,9 @@ from starlette.datastructures import FormData
 
 from app.accounts.models import User
 from app.cases import routes as case_routes
-from app.cases import views as case_views
-from app.cases.forms import InvalidCaseInput
 from app.cases.models import CaseAttempt, CaseStage
+from app.diagnosis import shown
+from app.diagnosis.form import InvalidCaseInput
 from app.grading.revisions import service
 from app.grading.revisions.service import MAX_REVISIONS, Subject
 from app.grading.rubric import InvalidReview
@@ -44,9 +44,7 @@ def _fields(subject: Subject, form: FormData) -> dict[str, Any]:
     texts = {key: value for key, value in form.items() if isinstance(value, str)}
     alternatives = [value for value in form.getlist("alternatives") if isinstance(value, str)]
     return texts | {
-        "alternatives": [
-            case_views.cause_key(subject.case_set, value) or "?" for value in alternatives
-        ]
+        "alternatives": [shown.cause_key(subject.case_set, value) or "?" for value in alternatives]
     }
 
 

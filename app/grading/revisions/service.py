@@ -21,11 +21,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from app.accounts.models import User
-from app.cases.forms import InvalidCaseInput, parse_diagnosis
 from app.cases.models import CASE_RUBRIC, CaseAttempt
 from app.cases.service import case_of
 from app.core.limits import MAX_REVIEW_COMMENT
 from app.core.whole_numbers import whole_number
+from app.diagnosis.form import InvalidCaseInput, parse_diagnosis
 from app.grading import case_reviews, round_reviews
 from app.grading.models import Decision
 from app.grading.revisions.models import DiagnosisRevision

@@ -9,7 +9,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.accounts.models import User
-from app.cases.views import option_of
+from app.diagnosis.shown import option_of
 from app.grading.revisions.models import DiagnosisRevision
 from app.grading.revisions.service import Subject, thread_of
 from drills.cases.contract import CaseSet

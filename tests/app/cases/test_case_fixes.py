@@ -19,7 +19,7 @@ from sqlmodel import Session, select
 
 from app.accounts.models import User
 from app.cases.models import CaseAttempt, CaseRun, CaseRunKind
-from app.cases.views import option_of
+from app.diagnosis.shown import option_of
 from app.runs.models import Attempt, AttemptStatus
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, fix_knobs

@@ -10,9 +10,10 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, func, select
 
 from app.accounts.models import Role, User
-from app.cases.forms import InvalidCaseInput, parse_diagnosis, parse_verdict
+from app.cases.forms import parse_verdict
 from app.cases.models import CaseStage
 from app.core.config import Settings
+from app.diagnosis.form import InvalidCaseInput, parse_diagnosis
 from app.grading.rubric import InvalidReview, parse_review
 from app.main import create_app
 from app.runs.models import Attempt

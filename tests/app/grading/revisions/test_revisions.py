@@ -9,8 +9,8 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, func, select
 
 from app.accounts.models import Role, User
-from app.cases.forms import InvalidCaseInput
 from app.cases.models import CASE_RUBRIC, CaseAttempt
+from app.diagnosis.form import InvalidCaseInput
 from app.grading.queue import next_in_queue
 from app.grading.revisions import service
 from app.grading.revisions.models import DiagnosisRevision
