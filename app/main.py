@@ -14,13 +14,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import features
+from app import features, page_hooks
 from app.accounts import admin_routes as admin
 from app.accounts import cohort_routes as cohorts
 from app.accounts import routes as auth
 from app.assignments import routes as assignments
 from app.cases import evidence_routes as case_evidence
 from app.cases import routes as cases
+from app.catalogue import progress_routes as progress
 from app.catalogue import routes as pages
 from app.cohort_report import routes as cohort_report
 from app.core.config import Settings
@@ -32,6 +33,7 @@ from app.exercises import routes as exercise_routes
 from app.grading import comment_routes as saved_comments
 from app.grading import routes as reviews
 from app.grading import submission_routes as submissions
+from app.grading import work_review_routes as work_reviews
 from app.grading.revisions import routes as revisions
 from app.portfolio import routes as portfolio
 from app.portfolio.signing import load_or_create_key
@@ -71,6 +73,7 @@ RESTART_REASON = "The server restarted while this replay was queued; run it agai
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     features.install()  # what cases, review and exercises do when a run ends (app/runs/lifecycle)
+    page_hooks.install()  # what grading adds to the case and round pages (app/web/pages.py)
     compile_every_template()  # before any request thread could compile one (app/web/templating)
     private_directory(settings.data_dir)
     if settings.sqlite_path is not None:
@@ -198,11 +201,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         api,
         auth,
         pages,
+        progress,
         attempts,
         cases,
         case_evidence,
         submissions,
         reviews,
+        work_reviews,
         saved_comments,
         cohorts,
         cohort_report,  # after cohorts: POST /cohorts/join is not a cohort's id

@@ -10,27 +10,20 @@ from starlette.datastructures import FormData
 
 from app.cases import service as cases
 from app.cases import views as case_views
-from app.cases.models import CASE_RUBRIC, CaseAttempt, CaseStage
+from app.cases.models import CaseAttempt
 from app.diagnosis import shown
 from app.diagnosis.form import InvalidCaseInput
-from app.grading import case_reviews
-from app.grading import queue as review_queue
-from app.grading.revisions import service as revision_service
-from app.grading.revisions import views as revision_views
-from app.grading.rubric import InvalidReview
-from app.grading.saved_comments import saved_comments_of
 from app.runs.fair_share import TooManyRuns
-from app.web.access import can_review_work_of
+from app.web import pages
 from app.web.deps import (
     CaseAttemptDep,
     CurrentUser,
-    InstructorDep,
     OptionalUserDep,
     OwnCaseAttemptDep,
     RunnerDep,
     SessionDep,
 )
-from app.web.forms import FormDataDep, FormDep, is_htmx
+from app.web.forms import FormDataDep, is_htmx
 from app.web.templating import templates
 from drills.cases.registry import UnknownCase, get_case
 
@@ -73,32 +66,8 @@ def page_response(
     viewer = getattr(request.state, "user", None)
     owner = viewer is not None and viewer.id == case_attempt.learner_id
     context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}, "owner": owner}
-    reviewer = (
-        viewer is not None
-        and not owner
-        and can_review_work_of(session, viewer, case_attempt.learner_id)
-    )
-    review = case_reviews.review_of(session, case_attempt.id)
-    if case_attempt.stage == CaseStage.revealed:
-        subject = revision_service.case_subject(session, case_attempt)
-        context |= revision_views.revision_context(
-            session, subject, owner=owner, can_review=reviewer
-        )
-        context["revision_base"] = f"/cases/attempts/{case_attempt.id}"
-    # Once reviewed (and no revision waits), its reviewer goes on to the next item in one click.
-    decided = reviewer and review is not None and not context.get("review_revision")
-    context |= {
-        "review": review,
-        "rubric": CASE_RUBRIC,
-        "can_review": reviewer,
-        "decided": decided,
-        "next_item": review_queue.next_in_queue(session, reviewer=viewer)
-        if viewer is not None and decided
-        else None,
-        "saved_comments": saved_comments_of(session, owner_id=viewer.saved_id)
-        if viewer is not None and reviewer and review is None
-        else [],
-    }
+    # The review and revise-and-resubmit on it are grading's (app/web/pages.py).
+    context |= pages.parts_context("case", session, case_attempt, viewer, context)
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 
@@ -222,32 +191,3 @@ def submit_verdict(
         return _answer(request, session, case_attempt, error, _echo(form))
     assert case_attempt.id is not None
     return _done(request, session, case_attempt.id)
-
-
-@router.post("/cases/attempts/{case_attempt_id}/review", response_model=None)
-def review_case(
-    request: Request,
-    case_attempt: CaseAttemptDep,
-    fields: FormDep,
-    session: SessionDep,
-    user: InstructorDep,
-) -> Response:
-    if not can_review_work_of(session, user, case_attempt.learner_id):
-        raise HTTPException(
-            status_code=403, detail="Only the learner's instructor can review this."
-        )
-    try:
-        case_reviews.record_case_review(
-            session, case_attempt=case_attempt, reviewer=user, fields=fields
-        )
-    except InvalidReview as error:
-        status = 409 if isinstance(error, case_reviews.CaseReviewConflict) else 422
-        return page_response(
-            request,
-            session,
-            case_attempt,
-            errors=error.errors,
-            form=dict(fields),
-            status_code=status,
-        )
-    return RedirectResponse(f"/cases/attempts/{case_attempt.id}#next-in-queue", status_code=303)

@@ -10,19 +10,16 @@ from app.accounts.models import User
 from app.grading import queue as review_queue
 from app.grading import submissions
 from app.grading.models import RUBRIC, Submission, SubmissionStatus
-from app.grading.progress import is_first_visit, latest_feedback, progress_grid
 from app.grading.saved_comments import saved_comments_of
-from app.practice.settings import shows_streak
-from app.practice.study_path import path_standing
 from app.runs import run_comparison
 from app.runs.models import Attempt
 from app.runs.views import attempt_context, drill_page_context, submission_versions, submit_context
-from app.web.access import can_review_work_of, cohorts_joined_by
+from app.web.access import can_review_work_of
 from app.web.deps import CurrentUser, DrillDep, SessionDep, SubmissionDep
 from app.web.forms import FormDep
 from app.web.templating import templates
 from drills.core.catalogue import describe
-from drills.core.registry import all_drills, get_drill
+from drills.core.registry import get_drill
 
 router = APIRouter(tags=["submissions"], include_in_schema=False)
 
@@ -125,23 +122,3 @@ def submission_page(
 ) -> HTMLResponse:
     context = submission_context(session, submission=submission, user=user)
     return templates.TemplateResponse(request, "pages/submission.html", context)
-
-
-@router.get("/progress", response_class=HTMLResponse)
-def progress_page(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
-    assert user.id is not None
-    cohorts = cohorts_joined_by(session, learner_id=user.id)
-    drills = [describe(drill) for drill in all_drills()]
-    statuses = progress_grid(session, learner_ids=[user.id])[user.id]
-    context = {
-        "drills": drills,
-        "statuses": statuses,
-        # No drill started yet (a new account): a welcome that points to the first drill.
-        "first_drill": drills[0] if is_first_visit(statuses) and drills else None,
-        "feedback": latest_feedback(session, learner_id=user.id),
-        "cohorts": cohorts,
-        "join_error": None,
-        "path": path_standing(session, learner_id=user.id),
-        "show_streak": shows_streak(session, learner_id=user.id),
-    }
-    return templates.TemplateResponse(request, "pages/progress.html", context)

@@ -10,31 +10,23 @@ from sse_starlette import EventSourceResponse
 from starlette.datastructures import FormData
 
 from app.accounts.models import MAX_ROW_ID
-from app.cases.models import CASE_RUBRIC
 from app.diagnosis import shown
 from app.diagnosis.form import InvalidCaseInput
-from app.grading import queue as review_queue
-from app.grading import round_reviews
-from app.grading.revisions import service as revision_service
-from app.grading.revisions import views as revision_views
-from app.grading.rubric import InvalidReview
-from app.grading.saved_comments import saved_comments_of
 from app.practice import round_views, rounds
 from app.practice.round_models import DiagnosisRound
 from app.runs.streams import StreamSource, event_stream
-from app.web.access import can_review_work_of
+from app.web import pages
 from app.web.deps import (
     BrokerDep,
     CurrentUser,
     EngineDep,
-    InstructorDep,
     NowDep,
     OwnRoundDep,
     RoundDep,
     RunnerDep,
     SessionDep,
 )
-from app.web.forms import FormDataDep, FormDep, is_htmx
+from app.web.forms import FormDataDep, is_htmx
 from app.web.templating import templates
 
 router = APIRouter(tags=["practice"], include_in_schema=False)
@@ -73,28 +65,10 @@ def page_response(
 ) -> HTMLResponse:
     viewer = getattr(request.state, "user", None)
     context = round_views.round_page_context(session, diagnosis_round)
-    context |= round_views.viewer_context(session, viewer, diagnosis_round)
+    context |= round_views.viewer_context(viewer, diagnosis_round)
     context |= {"errors": errors or {}, "refusal": refusal, "form": form or {}}
-    if diagnosis_round.answered_at is not None:
-        subject = revision_service.round_subject(session, diagnosis_round)
-        context |= revision_views.revision_context(
-            session, subject, owner=context["owner"], can_review=context["can_review"]
-        )
-        context["revision_base"] = f"/practice/rounds/{diagnosis_round.id}"
-    # Once reviewed (and no revision waits), its reviewer goes on to the next item in one click.
-    decided = (
-        context["can_review"]
-        and context["review"] is not None
-        and not context.get("review_revision")
-    )
-    next_item = None
-    if decided and viewer is not None:
-        next_item = review_queue.next_in_queue(session, reviewer=viewer)
-    saved = []
-    if viewer is not None and context["can_review"] and context["review"] is None:
-        saved = saved_comments_of(session, owner_id=viewer.saved_id)
-    context |= {"rubric": CASE_RUBRIC, "decided": decided, "next_item": next_item}
-    context |= {"saved_comments": saved}
+    # The review and revise-and-resubmit on it are grading's (app/web/pages.py).
+    context |= pages.parts_context("round", session, diagnosis_round, viewer, context)
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 
@@ -189,32 +163,3 @@ def _reread(session: Session, round_id: int) -> DiagnosisRound:
     fresh = session.get(DiagnosisRound, round_id, populate_existing=True)
     assert fresh is not None
     return fresh
-
-
-@router.post("/practice/rounds/{round_id}/review", response_model=None)
-def review_round(
-    request: Request,
-    diagnosis_round: RoundDep,
-    fields: FormDep,
-    session: SessionDep,
-    user: InstructorDep,
-) -> Response:
-    if not can_review_work_of(session, user, diagnosis_round.learner_id):
-        raise HTTPException(
-            status_code=403, detail="Only the learner's instructor can review this."
-        )
-    try:
-        round_reviews.record_round_review(
-            session, diagnosis_round=diagnosis_round, reviewer=user, fields=fields
-        )
-    except InvalidReview as error:
-        status = 409 if isinstance(error, round_reviews.RoundReviewConflict) else 422
-        return page_response(
-            request,
-            session,
-            diagnosis_round,
-            errors=error.errors,
-            form=dict(fields),
-            status_code=status,
-        )
-    return RedirectResponse(f"/practice/rounds/{diagnosis_round.id}#next-in-queue", status_code=303)

@@ -11,13 +11,11 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import User
 from app.diagnosis import shown
-from app.grading.round_reviews import review_of
 from app.practice import rounds
 from app.practice.drill_links import drill_setup_href
 from app.practice.round_models import DiagnosisRound, RoundReview
 from app.runs import evidence
 from app.runs.models import Attempt
-from app.web.access import can_review_work_of
 from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES
 from drills.cases.outcomes import reading
@@ -167,19 +165,7 @@ def round_rows(session: Session, *, learner_id: int) -> list[dict[str, Any]]:
     return rows
 
 
-def viewer_context(
-    session: Session, viewer: User | None, diagnosis_round: DiagnosisRound
-) -> dict[str, Any]:
-    """What the page shows its viewer: the form to its learner, the review to instructors."""
-    assert diagnosis_round.id is not None
-    owner = viewer is not None and viewer.id == diagnosis_round.learner_id
-    reviewer = (
-        viewer is not None
-        and not owner
-        and can_review_work_of(session, viewer, diagnosis_round.learner_id)
-    )
-    return {
-        "owner": owner,
-        "can_review": reviewer,
-        "review": review_of(session, diagnosis_round.id),
-    }
+def viewer_context(viewer: User | None, diagnosis_round: DiagnosisRound) -> dict[str, Any]:
+    """Whether the viewer is the round's learner, who alone sees its forms (an instructor's
+    review of it is grading's part of the page: app/grading/page_parts.py)."""
+    return {"owner": viewer is not None and viewer.id == diagnosis_round.learner_id}

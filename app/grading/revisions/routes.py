@@ -12,15 +12,14 @@ from sqlmodel import Session
 from starlette.datastructures import FormData
 
 from app.accounts.models import User
-from app.cases import routes as case_routes
 from app.cases.models import CaseAttempt, CaseStage
 from app.diagnosis import shown
 from app.diagnosis.form import InvalidCaseInput
 from app.grading.revisions import service
 from app.grading.revisions.service import MAX_REVISIONS, Subject
 from app.grading.rubric import InvalidReview
-from app.practice import round_routes
 from app.practice.round_models import DiagnosisRound
+from app.web import pages
 from app.web.access import can_review_work_of
 from app.web.deps import (
     CaseAttemptDep,
@@ -119,7 +118,7 @@ def _case_page(request: Request, session: Session, case_attempt: CaseAttempt) ->
     def page(**kwargs: Any) -> HTMLResponse:
         fresh = session.get(CaseAttempt, case_attempt.id, populate_existing=True)
         assert fresh is not None
-        return case_routes.page_response(request, session, fresh, **kwargs)
+        return pages.render("case", request, session, fresh, **kwargs)
 
     return page
 
@@ -128,7 +127,7 @@ def _round_page(request: Request, session: Session, diagnosis_round: DiagnosisRo
     def page(**kwargs: Any) -> HTMLResponse:
         fresh = session.get(DiagnosisRound, diagnosis_round.id, populate_existing=True)
         assert fresh is not None
-        return round_routes.page_response(request, session, fresh, **kwargs)
+        return pages.render("round", request, session, fresh, **kwargs)
 
     return page
 

@@ -22,7 +22,6 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import User
 from app.cases.models import CASE_RUBRIC, CaseAttempt
-from app.cases.service import case_of
 from app.core.limits import MAX_REVIEW_COMMENT
 from app.core.whole_numbers import whole_number
 from app.diagnosis.form import InvalidCaseInput, parse_diagnosis
@@ -32,9 +31,11 @@ from app.grading.revisions.models import DiagnosisRevision
 from app.grading.rubric import InvalidReview, parse_review
 from app.models.time import utcnow
 from app.practice.round_models import DiagnosisRound
-from app.practice.rounds import case_set_for
 from app.web.field_errors import ErrorCollector
 from drills.cases.contract import CaseSet
+from drills.cases.registry import get_case
+from drills.practice.round_answers import case_set_of
+from drills.practice.rounds import get_variant
 
 MAX_REVISIONS = 1000  # far more than a term asks for; bounds the number a form may carry
 
@@ -74,7 +75,7 @@ def case_subject(session: Session, case_attempt: CaseAttempt) -> Subject:
         learner_id=case_attempt.learner_id,
         first_diagnosis=case_attempt.diagnosis or {},
         first_decision=review.decision if review else None,
-        case_set=case_of(case_attempt).case_set,
+        case_set=get_case(case_attempt.case_key).case_set,
     )
 
 
@@ -87,7 +88,7 @@ def round_subject(session: Session, diagnosis_round: DiagnosisRound) -> Subject:
         learner_id=diagnosis_round.learner_id,
         first_diagnosis=diagnosis_round.diagnosis or {},
         first_decision=review.decision if review else None,
-        case_set=case_set_for(diagnosis_round),
+        case_set=case_set_of(get_variant(diagnosis_round.variant_key)),
     )
 
 
