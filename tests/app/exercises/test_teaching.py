@@ -50,6 +50,9 @@ def test_each_rung_of_the_ladder_is_kept_once_with_its_time(client: TestClient) 
     times = [step.taken_at for step in steps]
     assert times == sorted(times) and times[0] == times[1]  # one press, one time
     assert times[-1] == help_taken.solution_shown_at
+    answered = client.get(f"/api/exercises/{EXERCISE}").json()["help_steps"]
+    assert [row["step"] for row in answered] == ["hint-1", "hint-2", "hint-3", "solution"]
+    assert all(row["taken_at"] for row in answered)
 
 
 def test_the_study_path_counts_an_exercise_only_by_a_pass_before_the_solution(
