@@ -19,7 +19,7 @@ import app.tables  # noqa: F401  (the whole metadata: see above)
 from app.cases.records import reveal_after_run
 from app.exercises.judgements import keep_judgement
 from app.models.time import utcnow
-from app.practice.misses import note_case_miss, note_drill_miss
+from app.practice.misses import note_case_miss, note_code_miss, note_drill_miss
 from app.runs.lifecycle import when_a_run_ends
 from app.runs.models import Attempt
 
@@ -39,8 +39,13 @@ def _miss(session: Session, attempt: Attempt, record: Mapping[str, Any] | None) 
     note_drill_miss(session, attempt, now=utcnow())
 
 
+def _code_miss(session: Session, attempt: Attempt, record: Mapping[str, Any] | None) -> None:
+    note_code_miss(session, attempt, record, now=utcnow())
+
+
 def install() -> None:
     """Register every feature's hook (idempotent)."""
     when_a_run_ends("exercises: keep the judgement", _judgement)
     when_a_run_ends("cases: score and reveal a fix run's case; practice: a miss to review", _reveal)
     when_a_run_ends("practice: a missed prediction becomes a review item", _miss)
+    when_a_run_ends("practice: a failed check of edited code becomes a review item", _code_miss)

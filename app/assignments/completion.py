@@ -18,8 +18,8 @@ from app.accounts.models import User
 from app.assignments.items import Item, ItemKind
 from app.cases.models import CaseAttempt
 from app.cases.results import cohort_case_results
+from app.exercises.cohort import cohort_exercises
 from app.exercises.models import ExerciseRun
-from app.exercises.views import cohort_exercises
 from app.grading.models import Submission
 from app.grading.progress import DrillProgress, progress_grid
 from app.models.time import as_utc

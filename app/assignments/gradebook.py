@@ -22,7 +22,7 @@ from app.assignments.standing import GRADEBOOK_WORDS
 from app.assignments.views import Board
 from app.cases.models import CASE_RUBRIC, CaseReview
 from app.cases.results import cohort_case_results
-from app.exercises.views import cohort_exercises
+from app.exercises.cohort import cohort_exercises
 from app.grading.cohort_csv import exercise_status, inert
 from app.grading.models import RUBRIC, Review, Submission
 from app.practice.round_models import DiagnosisRound, RoundReview
@@ -96,8 +96,11 @@ def _rounds(session: Session, ids: list[int], rows: dict[int, Row]) -> None:
 
 
 def _exercises(session: Session, ids: list[int], rows: dict[int, Row]) -> None:
-    for (learner_id, slug), cell in cohort_exercises(session, ids)["cells"].items():
+    results = cohort_exercises(session, ids)
+    for (learner_id, slug), cell in results["cells"].items():
         rows[learner_id][f"exercise {slug}: result"] = exercise_status(cell)
+        shown = slug in results["solutions_shown"].get(learner_id, [])
+        rows[learner_id][f"exercise {slug}: solution shown"] = "yes" if shown else "no"
 
 
 def _column_order(columns: Iterable[str]) -> list[str]:

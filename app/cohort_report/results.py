@@ -9,7 +9,7 @@ from app.accounts.models import Cohort
 from app.assignments.views import cohort_board
 from app.assignments.when import in_words
 from app.cases.results import cohort_case_results
-from app.exercises.views import cohort_exercises
+from app.exercises.cohort import cohort_exercises
 from app.grading.progress import cohort_learners, progress_grid, work_links
 from app.practice import items as review_items
 from app.practice.results import cohort_practice

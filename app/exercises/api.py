@@ -59,7 +59,8 @@ def list_exercises() -> list[dict[str, Any]]:
 def exercise_detail(
     exercise: ExerciseDep, session: SessionDep, user: CurrentUser
 ) -> dict[str, Any]:
-    """The story, the starter file, the hints revealed so far and (once shown) the solution."""
+    """The story, the starter file, the hints revealed so far and (once shown) the solution,
+    and when each rung of that help was taken."""
     context = views.exercise_context(session, exercise=exercise, learner_id=user.saved_id)
     return views.summary(exercise) | {
         "story": exercise.story,
@@ -68,6 +69,13 @@ def exercise_detail(
         "hints_left": context["hints_left"],
         "solution_earned": context["solution_earned"],
         "solution": context["solution"],
+        # Each rung of the help ladder taken, with its time ("hint-1", ..., "solution").
+        "help_steps": [
+            {"step": step.step, "taken_at": step.taken_at}
+            for step in service.help_steps(
+                session, learner_id=user.saved_id, exercise_slug=exercise.slug
+            )
+        ],
         "sandbox_unavailable": context["sandbox_unavailable"],
         "runs": [
             {k: v for k, v in row.items() if k != "created_at"}

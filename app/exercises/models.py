@@ -50,3 +50,29 @@ class ExerciseHelp(SQLModel, table=True):
     hints_taken: int = 0
     solution_shown_at: datetime | None = None
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+class ExerciseHelpStep(SQLModel, table=True):
+    """One rung of the help ladder a learner took, with its time: "hint-1", "hint-2", ...,
+    "solution". A rung is taken once; its row says when."""
+
+    __tablename__ = "exercise_help_step"
+    __table_args__ = (UniqueConstraint("learner_id", "exercise_slug", "step"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    learner_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")
+    exercise_slug: str = Field(max_length=64)
+    step: str = Field(max_length=16)
+    taken_at: datetime = Field(default_factory=utcnow)
+
+
+class ExerciseRunComment(SQLModel, table=True):
+    """An instructor's comment on a learner's exercise run: the learner reads it on the run."""
+
+    __tablename__ = "exercise_run_comment"
+
+    id: int | None = Field(default=None, primary_key=True)
+    attempt_id: int = Field(foreign_key="attempt.id", index=True, ondelete="CASCADE")
+    author_id: int = Field(foreign_key="user.id")
+    body: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)

@@ -5,9 +5,10 @@ app/exercises/api.py."""
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from app.exercises import service, views
+from app.exercises import comments, service, views
 from app.exercises.deps import ExerciseDep, RunDep
 from app.runs.models import Attempt
+from app.web.access import can_review_work_of
 from app.web.deps import CurrentUser, RunnerDep, SessionDep
 from app.web.forms import FormDataDep
 from app.web.templating import templates
@@ -45,9 +46,17 @@ def _exercise_page(
 
 @router.get("/exercises/{slug}", response_class=HTMLResponse)
 def exercise_page(
-    request: Request, exercise: ExerciseDep, session: SessionDep, user: CurrentUser
+    request: Request,
+    exercise: ExerciseDep,
+    session: SessionDep,
+    user: CurrentUser,
+    fresh: bool = False,
 ) -> HTMLResponse:
-    return _exercise_page(request, session, exercise, user)
+    """`fresh`: the editor opens on the starter, not the learner's last code (a review item
+    sends them here to write it again from memory)."""
+    return _exercise_page(
+        request, session, exercise, user, code=exercise.starter if fresh else None
+    )
 
 
 @router.post("/exercises/{slug}/runs", response_model=None)
@@ -103,13 +112,63 @@ def _run_for_exercise(exercise: Exercise, attempt: Attempt) -> Attempt:
     return attempt
 
 
-@router.get("/exercises/{slug}/runs/{run_id}", response_class=HTMLResponse)
-def run_page(
-    request: Request, exercise: ExerciseDep, attempt: RunDep, session: SessionDep
+def _run_page(
+    request: Request,
+    session: SessionDep,
+    exercise: Exercise,
+    attempt: Attempt,
+    user: CurrentUser,
+    *,
+    error: str | None = None,
+    typed: str = "",
+    status_code: int = 200,
 ) -> HTMLResponse:
     _run_for_exercise(exercise, attempt)
     context = views.run_context(session, exercise=exercise, attempt=attempt)
-    return templates.TemplateResponse(request, "pages/exercise_run.html", context)
+    context |= comments.teaching_context(session, attempt=attempt, viewer=user)
+    context |= {"comment_error": error, "comment_typed": typed}
+    return templates.TemplateResponse(
+        request, "pages/exercise_run.html", context, status_code=status_code
+    )
+
+
+@router.get("/exercises/{slug}/runs/{run_id}", response_class=HTMLResponse)
+def run_page(
+    request: Request, exercise: ExerciseDep, attempt: RunDep, session: SessionDep, user: CurrentUser
+) -> HTMLResponse:
+    return _run_page(request, session, exercise, attempt, user)
+
+
+@router.post("/exercises/{slug}/runs/{run_id}/comments", response_model=None)
+def comment_on_run(
+    request: Request,
+    exercise: ExerciseDep,
+    attempt: RunDep,
+    form: FormDataDep,
+    session: SessionDep,
+    user: CurrentUser,
+) -> RedirectResponse | HTMLResponse:
+    """A reviewer's comment on a learner's run; the learner reads it on the run's page."""
+    _run_for_exercise(exercise, attempt)
+    if not can_review_work_of(session, user, attempt.learner_id):
+        # The learner themselves (a reader, not a reviewer): nothing of theirs to comment on.
+        raise HTTPException(status_code=403, detail="Only the learner's instructor comments.")
+    body = form.get("body")
+    try:
+        comments.add_comment(session, attempt=attempt, author=user, body=body)
+    except comments.InvalidComment as error:
+        typed = body if isinstance(body, str) else ""
+        return _run_page(
+            request,
+            session,
+            exercise,
+            attempt,
+            user,
+            error=str(error),
+            typed=typed,
+            status_code=422,
+        )
+    return RedirectResponse(f"{views.run_links(attempt)['page']}#comments", status_code=303)
 
 
 @router.get("/exercises/{slug}/runs/{run_id}/panel", response_class=HTMLResponse)

@@ -10,12 +10,13 @@ import difflib
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlmodel import Session, col, select
 
 from app.core.limits import MAX_SEED
 from app.core.row_locks import lock_row
-from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseRun
+from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseHelpStep, ExerciseRun
 from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle
@@ -28,6 +29,8 @@ from drills.exercises.record import exercise_command
 
 # What a stored exercise run answers in the fields an attempt has for a prediction: it made none.
 NO_HYPOTHESIS = "exercise"
+# The help ladder's last rung, as ExerciseHelpStep.step names it (hints are "hint-<n>").
+SOLUTION_STEP = "solution"
 
 
 class InvalidCode(ValueError):
@@ -134,8 +137,12 @@ def reveal_hint(
     wanted = help_taken.hints_taken + 1 if rung is None else rung
     wanted = max(0, min(wanted, len(exercise.hints)))
     if wanted > help_taken.hints_taken:
+        now = utcnow()
+        # Each rung climbed gets its time, even when one press reveals several.
+        for number in range(help_taken.hints_taken + 1, wanted + 1):
+            _take_step(session, help_taken, f"hint-{number}", now)
         help_taken.hints_taken = wanted
-        help_taken.updated_at = utcnow()
+        help_taken.updated_at = now
         session.add(help_taken)
     session.commit()
     session.refresh(help_taken)
@@ -176,10 +183,37 @@ def reveal_solution(session: Session, *, learner_id: int, exercise: Exercise) ->
     help_taken = _locked_help(session, learner_id=learner_id, exercise=exercise)
     if help_taken.solution_shown_at is None:
         help_taken.solution_shown_at = help_taken.updated_at = utcnow()
+        _take_step(session, help_taken, SOLUTION_STEP, help_taken.solution_shown_at)
         session.add(help_taken)
     session.commit()
     session.refresh(help_taken)
     return help_taken
+
+
+def _take_step(session: Session, help_taken: ExerciseHelp, step: str, now: datetime) -> None:
+    """Record a rung as taken at `now` (under the help row's lock: never twice)."""
+    session.add(
+        ExerciseHelpStep(
+            learner_id=help_taken.learner_id,
+            exercise_slug=help_taken.exercise_slug,
+            step=step,
+            taken_at=now,
+        )
+    )
+
+
+def help_steps(session: Session, *, learner_id: int, exercise_slug: str) -> list[ExerciseHelpStep]:
+    """The rungs the learner took on the exercise, in the order taken."""
+    return list(
+        session.exec(
+            select(ExerciseHelpStep)
+            .where(
+                ExerciseHelpStep.learner_id == learner_id,
+                ExerciseHelpStep.exercise_slug == exercise_slug,
+            )
+            .order_by(col(ExerciseHelpStep.taken_at), col(ExerciseHelpStep.id))
+        ).all()
+    )
 
 
 def _locked_help(session: Session, *, learner_id: int, exercise: Exercise) -> ExerciseHelp:

@@ -16,7 +16,6 @@ from app.runs import evidence
 from app.runs.models import Attempt
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
-from drills.exercises.registry import all_exercises
 from drills.sandbox import available as sandbox_available
 
 # The one chart of a run's page: what the harness measured while the learner's code trained.
@@ -136,27 +135,3 @@ def run_links(attempt: Attempt) -> dict[str, str]:
         "code": f"/api/exercises/runs/{attempt.id}/code",
         "page": f"/exercises/{attempt.exercise_slug}/runs/{attempt.id}",
     }
-
-
-def cohort_exercises(session: Session, learner_ids: list[int]) -> dict[str, Any]:
-    """For an instructor: each learner's standing on each exercise (passed if any run passed,
-    else the latest run's judgement), linking the run to read (its diff beside its checks)."""
-    from sqlmodel import col, select
-
-    exercises = all_exercises()
-    cells: dict[tuple[int, str], dict[str, Any]] = {}
-    if learner_ids:
-        rows = session.exec(
-            select(Attempt, ExerciseRun)
-            .join(ExerciseRun, col(ExerciseRun.attempt_id) == col(Attempt.id))
-            .where(col(Attempt.learner_id).in_(learner_ids))
-            .order_by(col(Attempt.id))
-        ).all()
-        for attempt, run in rows:
-            key = (attempt.learner_id, run.exercise_slug)
-            cell = cells.setdefault(key, {"runs": 0, "passed": False})
-            cell["runs"] += 1
-            if not cell["passed"]:  # the first pass stays the one shown; else the latest run
-                cell |= {"page": run_row(attempt, run)["page"], "judgement": run.judgement}
-                cell["passed"] = run.judgement == "passed"
-    return {"exercises": exercises, "cells": cells}

@@ -34,6 +34,7 @@ def cohort_csv(
         *slugs,
         *(f"case:{key}" for key in cases),
         *(f"exercise:{slug}" for slug in exercises),
+        "solution shown",
     ]
     writer.writerow([inert(cell) for cell in header])
     for learner in learners:
@@ -47,6 +48,9 @@ def cohort_csv(
                 exercise_status(exercise_results["cells"].get((learner.id, slug)))
                 for slug in exercises
             ),
+            # The exercises whose reference solution the learner was shown (their passes of
+            # those score low: they typed a fix they had read).
+            " ".join(exercise_results.get("solutions_shown", {}).get(learner.id, [])),
         ]
         writer.writerow([inert(cell) for cell in row])
     return out.getvalue()

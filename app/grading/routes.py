@@ -5,6 +5,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.grading import case_reviews, round_reviews, submissions
 from app.grading import queue as review_queue
+from app.grading.code_queue import code_submissions
 from app.grading.revisions.queue import waiting_revisions
 from app.grading.submission_routes import submission_context
 from app.web.access import can_review_work_of
@@ -37,6 +38,7 @@ def review_queue_page(
         "case_rows": case_reviews.unreviewed_cases(session, reviewer=user),
         "round_rows": round_reviews.unreviewed_rounds(session, reviewer=user),
         "revision_rows": waiting_revisions(session, reviewer=user),
+        "code_rows": code_submissions(session, reviewer=user),
     }
     return templates.TemplateResponse(request, "pages/reviews.html", context)
 

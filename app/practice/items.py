@@ -1,7 +1,8 @@
 """What a review item is and asks: the track's questions, a cohort's own, and a learner's misses,
 each as a page shows it (the question; after the answer, the model answer, the evidence it rests
 on and a way to meet it again in a new form). Keys: "track:<slug>", "cohort:<id>",
-"drill-miss:<drill>:<hypothesis shown>", "case-miss:<case>"."""
+"drill-miss:<drill>:<hypothesis shown>", "case-miss:<case>", "code-miss:<exercise>:<check>"
+(app/practice/code_items.py)."""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,7 @@ from app.accounts.models import MAX_ROW_ID, Cohort, CohortMembership
 from app.cases.models import CaseAttempt
 from app.core import limits
 from app.core.whole_numbers import whole_number
+from app.practice import code_items
 from app.practice.drill_links import drill_setup_href
 from app.practice.models import CohortReviewItem, ReviewCard, ReviewSource
 from app.runs.models import Attempt
@@ -20,6 +22,7 @@ from drills.cases.outcomes import separates
 from drills.cases.registry import UnknownCase, get_case
 from drills.core.catalogue import describe
 from drills.core.registry import get_drill
+from drills.exercises.registry import UnknownExercise
 from drills.practice.items import TOPICS, UnknownItem, get_item
 
 TRACK, COHORT, DRILL_MISS, CASE_MISS = "track:", "cohort:", "drill-miss:", "case-miss:"
@@ -53,6 +56,8 @@ class PracticeItem:
     evidence: list[Link] = field(default_factory=list)
     retry: Link | None = None  # a fresh seed of the drill, or a new draw of the case
     retry_is_post: bool = False
+    # Graded by the learner's next judged run of the exercise, not by a typed answer.
+    graded_by_run: bool = False
 
 
 def card_of(session: Session, *, learner_id: int, key: str) -> ReviewCard | None:
@@ -141,6 +146,22 @@ def _case_miss_item(session: Session, card: ReviewCard, case_attempt: CaseAttemp
     )
 
 
+def _code_miss_item(session: Session, card: ReviewCard) -> PracticeItem:
+    slug = code_items.parts_of(card.item_key)[0]
+    texts = code_items.code_miss_texts(session, card)
+    evidence = [Link(f"Your run #{card.attempt_id}", f"/exercises/{slug}/runs/{card.attempt_id}")]
+    return PracticeItem(
+        key=card.item_key,
+        source=ReviewSource.code_miss,
+        topic=texts.topic,
+        prompt=texts.prompt,
+        answer=texts.answer,
+        evidence=evidence if card.attempt_id is not None else [],
+        retry=Link("Write it again from the starter", code_items.fresh_href(slug)),
+        graded_by_run=True,
+    )
+
+
 def item_title(key: str) -> str:
     """A short name for any item key, for lists that show many learners' items."""
     try:
@@ -155,7 +176,9 @@ def item_title(key: str) -> str:
             return f"Your missed prediction in {drill['title']}"
         if key.startswith(CASE_MISS):
             return f"Your verdict in the case {get_case(key.removeprefix(CASE_MISS)).title}"
-    except (UnknownItem, UnknownCase, KeyError):
+        if key.startswith(code_items.CODE_MISS):
+            return code_items.title_of(key)
+    except (UnknownItem, UnknownCase, UnknownExercise, KeyError):
         pass
     return key
 
@@ -211,7 +234,9 @@ def practice_item(session: Session, *, learner_id: int, key: str) -> PracticeIte
             case_attempt = session.get(CaseAttempt, card.case_attempt_id)
             if case_attempt is not None:
                 return _case_miss_item(session, card, case_attempt)
-    except (UnknownItem, UnknownCase, KeyError):
+        if card is not None and key.startswith(code_items.CODE_MISS):
+            return _code_miss_item(session, card)
+    except (UnknownItem, UnknownCase, UnknownExercise, KeyError):
         pass  # an item retired from the track: it is no longer asked
     raise UnknownPracticeItem(key)
 

@@ -23,6 +23,7 @@ class ReviewSource(StrEnum):
     cohort = "cohort"  # written by a cohort's instructor, for its learners
     drill_miss = "drill_miss"  # a drill run showed another failure than the learner predicted
     case_miss = "case_miss"  # a case revealed another cause than the one the learner named
+    code_miss = "code_miss"  # a check the learner's edited exercise code failed
 
 
 class ReviewRating(StrEnum):
@@ -38,7 +39,8 @@ class ReviewCard(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     learner_id: int = Field(foreign_key="user.id", index=True)
-    # "track:<slug>", "drill-miss:<drill>:<hypothesis shown>", "case-miss:<case key>"
+    # "track:<slug>", "drill-miss:<drill>:<hypothesis shown>", "case-miss:<case key>",
+    # "code-miss:<exercise>:<check key>"
     item_key: str = Field(max_length=limits.MAX_ITEM_KEY)
     source: str = Field(max_length=16)  # ReviewSource
     # The latest miss that (re)opened it: the evidence its answer links to.

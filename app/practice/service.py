@@ -158,6 +158,9 @@ def rate(
     """Log the review and reschedule the item. `seen_reviews` is the count the page showed:
     a second rating of the same showing (two tabs, a double click) is refused, not counted."""
     item = practice_item(session, learner_id=learner_id, key=key)
+    if item.graded_by_run:
+        # The judge grades it from the learner's next run; a typed rating would be unmeasured.
+        raise InvalidRating.of({"rating": "Your next run of the exercise grades this item."})
     chosen = _validated(answer, rating)
     card = card_of(session, learner_id=learner_id, key=key)
     if card is None:

@@ -6,11 +6,13 @@ from dataclasses import dataclass
 from sqlmodel import Session, col, select
 
 from app.cases.models import CaseAttempt, CaseStage
+from app.exercises.models import ExerciseRun
 from app.practice.models import ReviewLogEntry, ReviewRating
 from app.practice.round_models import DiagnosisRound
 from app.runs.models import Attempt, drill_page_runs
 from drills.cases.registry import get_case
 from drills.core.registry import get_drill
+from drills.exercises.registry import get_exercise
 from drills.practice.items import get_item
 from drills.practice.path import PATH, Step, StepKind, all_steps
 
@@ -76,6 +78,19 @@ def _evidence(session: Session, learner_id: int) -> set[str]:
     ):
         if (score or {}).get("cause_named"):
             done.add(f"{StepKind.case.value}:{case_key}")
+    # An exercise counts once its code passed in a run made before the solution was shown: a
+    # pass of a fix the learner had read shows no skill of theirs.
+    for slug in session.exec(
+        select(ExerciseRun.exercise_slug)
+        .distinct()
+        .join(Attempt, col(Attempt.id) == col(ExerciseRun.attempt_id))
+        .where(
+            Attempt.learner_id == learner_id,
+            ExerciseRun.judgement == "passed",
+            col(ExerciseRun.solution_shown).is_(False),
+        )
+    ):
+        done.add(f"{StepKind.exercise.value}:{slug}")
     recalled = [ReviewRating.good.value, ReviewRating.easy.value]
     for item_key in session.exec(
         select(ReviewLogEntry.item_key).where(
@@ -110,6 +125,11 @@ def _described(step: Step) -> tuple[str, str]:
     if step.kind is StepKind.case:
         # The case's page is reached through the list, which opens a fresh draw on request.
         return f"Solve the case “{get_case(step.target).title}”", "/cases"
+    if step.kind is StepKind.exercise:
+        title = get_exercise(step.target).title
+        return f"Write the code of “{title}” until it passes, before reading the solution", (
+            f"/exercises/{step.target}"
+        )
     if step.kind is StepKind.rounds:
         count = int(step.target)
         rounds = "a curve round" if count == 1 else f"{count} curve rounds"

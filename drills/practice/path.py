@@ -22,12 +22,15 @@ class StepKind(StrEnum):
     review = "review"  # done: the review item recalled (rated good or easy)
     # done: this many curve rounds answered with a leading hypothesis the run bore out
     rounds = "rounds"
+    # done: the exercise's code passed in a run made before its solution was shown
+    exercise = "exercise"
 
 
 @dataclass(frozen=True)
 class Step:
     kind: StepKind
-    target: str  # a drill slug, a case key, a track review item's key, or a number of rounds
+    # a drill slug, an exercise slug, a case key, a track review item's key, or a number of rounds
+    target: str
 
     @property
     def key(self) -> str:
@@ -54,6 +57,10 @@ def _review(key: str) -> Step:
     return Step(StepKind.review, key)
 
 
+def _exercise(slug: str) -> Step:
+    return Step(StepKind.exercise, slug)
+
+
 def _rounds(count: int) -> Step:
     return Step(StepKind.rounds, str(count))
 
@@ -65,6 +72,7 @@ PATH: tuple[Stage, ...] = (
         goal="Know what one training step does well enough to say where each failure enters.",
         steps=(
             _drill("overfit-one-batch"),
+            _exercise("overfit-ladder"),  # the drill's lesson, written as code
             _review("diagnostic-stack"),
             _review("softmax-gradient"),
             _review("learning-rate-both-ends"),
@@ -78,6 +86,7 @@ PATH: tuple[Stage, ...] = (
         steps=(
             _review("fastest-wiring-check"),
             _drill("break-the-graph"),
+            _exercise("graph-detached-features"),
             _review("none-versus-zero-gradient"),  # the detached graph shows it
             _drill("optimizer-membership"),
             _drill("silent-no-learning"),
@@ -91,6 +100,7 @@ PATH: tuple[Stage, ...] = (
         goal="Shifting, masks and which tokens count: read a loss floor for what it says.",
         steps=(
             _drill("double-shift-labels"),
+            _exercise("labels-shift-once"),
             _review("three-masks"),
             _review("double-shift"),
             _review("prompt-dominated-loss"),

@@ -107,25 +107,36 @@ def add_attempt(
 EXERCISE = "overfit-shuffled-pairs"
 
 
-def add_exercise_run(engine: Engine, learner_id: int, *, judgement: str = "failed") -> int:
-    """A finished run of an exercise (its attempt and its ExerciseRun): the attempt's id."""
+def add_exercise_run(
+    engine: Engine,
+    learner_id: int,
+    *,
+    judgement: str = "failed",
+    exercise: str = EXERCISE,
+    checks: list[dict[str, Any]] | None = None,
+    hints_taken: int = 0,
+    solution_shown: bool = False,
+    diff: str = "",
+) -> int:
+    """A finished run of an exercise (its attempt and its ExerciseRun): the attempt's id.
+    Its checks default to one failed check keyed "k"."""
     from app.exercises.models import ExerciseRun
     from drills.exercises.registry import get_exercise
 
-    exercise = get_exercise(EXERCISE)
+    spec = get_exercise(exercise)
     finished = utcnow()
     attempt_id = _save(
         engine,
         Attempt(
             learner_id=learner_id,
-            drill_slug=exercise.drill,
+            drill_slug=spec.drill,
             drill_version="1",
             hypothesis="exercise",
             prediction_text="",
             seed=7,
-            command=f"python -m drills exercise run {EXERCISE} --code exercise.py --seed 7",
+            command=f"python -m drills exercise run {exercise} --code exercise.py --seed 7",
             status=AttemptStatus.succeeded,
-            exercise_slug=EXERCISE,
+            exercise_slug=exercise,
             started_at=finished - timedelta(seconds=2),
             finished_at=finished,
         ),
@@ -134,12 +145,16 @@ def add_exercise_run(engine: Engine, learner_id: int, *, judgement: str = "faile
         engine,
         ExerciseRun(
             attempt_id=attempt_id,
-            exercise_slug=EXERCISE,
-            code=exercise.starter + "\n# edited\n",
+            exercise_slug=exercise,
+            code=spec.starter + "\n# edited\n",
             code_sha256="0" * 64,
-            diff="",
+            diff=diff,
             judgement=judgement,
-            checks=[{"key": "k", "title": "A check", "status": "fail", "message": "not yet"}],
+            checks=checks
+            if checks is not None
+            else [{"key": "k", "title": "A check", "status": "fail", "message": "not yet"}],
+            hints_taken=hints_taken,
+            solution_shown=solution_shown,
         ),
     )
     return attempt_id

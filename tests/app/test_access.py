@@ -137,6 +137,10 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     # Exercise runs: their learner's own work, read by their instructor as any run is.
     ("GET", "/exercises/{slug}/runs/{run_id}"): READ_OWN_WORK,
     ("GET", "/exercises/{slug}/runs/{run_id}/panel"): READ_OWN_WORK,
+    # The learner's instructor (or an admin) comments on a run; its learner only reads them.
+    ("POST", "/exercises/{slug}/runs/{run_id}/comments"): (
+        LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
+    ),
     ("GET", "/api/exercises/runs/{run_id}"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/exercises/runs/{run_id}/events"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
     ("GET", "/api/exercises/runs/{run_id}/code"): (UNAUTHORIZED, OK, HIDDEN, HIDDEN, OK, OK),
@@ -169,6 +173,7 @@ INVALID_FORMS = {
     "/practice/rounds/{round_id}/answer": {"leading": "cause-99"},
     "/practice/rounds/{round_id}/review": {"decision": "maybe"},
     "/reviews/comments/{comment_id}": {"text": ""},
+    "/exercises/{slug}/runs/{run_id}/comments": {"body": " "},
     "/cohorts/{cohort_id}/assignments": {"title": ""},
     "/assignments/{assignment_id}": {"title": ""},
     "/assignments/{assignment_id}/delete": {},  # no version: 422, and nothing removed

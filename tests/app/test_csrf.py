@@ -261,6 +261,7 @@ CASE_ROUTES = {
     ("POST", "/api/exercises/{slug}/hints"),
     ("POST", "/exercises/{slug}/solution"),
     ("POST", "/api/exercises/{slug}/solution"),
+    ("POST", "/exercises/{slug}/runs/{run_id}/comments"),
     ("POST", "/cohorts/{cohort_id}/assignments"),
     ("POST", "/assignments/{assignment_id}"),
     ("POST", "/assignments/{assignment_id}/delete"),
@@ -492,6 +493,15 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             200,
             json={},
             changes_state=False,
+        ),
+    }
+    # Learner A's instructor comments on their run (a row the learner reads on it).
+    built |= {
+        ("POST", "/exercises/{slug}/runs/{run_id}/comments"): Case(
+            c["instructor"],
+            f"/exercises/{EXERCISE}/runs/{ids['exercise_run']}/comments",
+            303,
+            form={"body": "Which tensor does your fix change?"},
         ),
     }
     assignment = {"title": "Week 3", "due": "2026-12-18T17:00", "case:a-fresh-head": "on"}

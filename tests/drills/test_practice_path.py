@@ -2,6 +2,7 @@
 
 from drills.cases.registry import get_case
 from drills.core.registry import get_drill
+from drills.exercises.registry import get_exercise
 from drills.practice.items import get_item
 from drills.practice.path import PATH, Step, StepKind, all_steps
 
@@ -19,6 +20,8 @@ def test_every_step_names_something_that_exists_once() -> None:
             get_drill(step.target)
         elif step.kind is StepKind.case:
             get_case(step.target)
+        elif step.kind is StepKind.exercise:
+            get_exercise(step.target)
         elif step.kind is StepKind.rounds:
             assert int(step.target) >= 1
         else:

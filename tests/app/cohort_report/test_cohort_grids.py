@@ -66,6 +66,7 @@ def test_the_csv_has_a_column_per_drill_case_and_exercise(cohort: dict[str, Any]
         *(drill.slug for drill in all_drills()),
         *(f"case:{case.key}" for case in all_cases()),
         *(f"exercise:{exercise.slug}" for exercise in all_exercises()),
+        "solution shown",
     ]
     by_name = {row[0]: dict(zip(rows[0], row, strict=True)) for row in rows[1:]}
     assert list(by_name) == ["ann", "bob", "cy"]

@@ -48,6 +48,8 @@ TABLES = {
     "practice_settings",
     "assignment",
     "diagnosis_revision",
+    "exercise_help_step",
+    "exercise_run_comment",
 }
 
 
@@ -326,3 +328,27 @@ def test_0024_keeps_each_revision_once_and_for_one_thing(empty_database: str) ->
     with engine_for(url) as engine, engine.connect() as db:
         assert "diagnosis_revision" not in inspect(engine).get_table_names()
         assert db.execute(text("select id from case_attempt")).all() == [(7,)]
+
+
+def test_0025_keeps_each_help_rung_once_and_comments_beside_their_run(tmp_path: Path) -> None:
+    """A learner takes a rung of an exercise's help ladder once (its row holds when); a step
+    down to 0024 drops both tables and keeps the help rows beside them."""
+    path = tmp_path / "0025.sqlite3"
+    upgrade(f"sqlite:///{path}")
+    step = (
+        "insert into exercise_help_step (learner_id, exercise_slug, step, taken_at)"
+        " values (1, 'overfit-ladder', '{}', '2026-12-04 12:00:00')"
+    )
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "insert into exercise_help (learner_id, exercise_slug, hints_taken, updated_at)"
+            " values (1, 'overfit-ladder', 1, '2026-12-04 12:00:00')"
+        )
+        db.execute(step.format("hint-1"))
+        db.execute(step.format("solution"))
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute(step.format("hint-1"))
+    downgrade(f"sqlite:///{path}", "0024")
+    assert {"exercise_help_step", "exercise_run_comment"}.isdisjoint(tables(path))
+    with sqlite3.connect(path) as db:
+        assert db.execute("select hints_taken from exercise_help").fetchall() == [(1,)]

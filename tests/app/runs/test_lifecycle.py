@@ -47,6 +47,7 @@ def test_every_process_that_ends_runs_has_the_features_hooks(database_url: str) 
         "exercises",
         "cases",
         "practice",
+        "practice",
     ]
 
 
