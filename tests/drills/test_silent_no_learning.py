@@ -17,6 +17,7 @@ EXPECTED = {
     "no-step": "no-step",
     "no-zero-grad": "accumulating",
     "argmax-before-loss": "no-graph",
+    "one-hot-argmax": "no-graph",
 }
 
 
@@ -92,6 +93,21 @@ def test_a_loss_from_argmax_reaches_no_parameter(seed: int) -> None:
     assert "does not require grad" in record["diagnostics"]["torch_error"]
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_cross_entropy_of_a_one_hot_argmax_looks_like_a_loss_and_reaches_nothing(
+    seed: int,
+) -> None:
+    # It reads near log 4 like a real cross-entropy at chance (1.74 minus the batch accuracy),
+    # which is why a case can hide it behind a step never taken; backward reaches no parameter.
+    record = run("one-hot-argmax", seed)
+    sig, stuck = record["signature"], run("no-step", seed)["signature"]
+    assert record["status"] == "ok"
+    assert sig["loss_has_grad_fn"] is False
+    assert sig["grad_none"] == 6 and sig["moved"] == 0
+    assert abs(sig["initial_loss"] - stuck["initial_loss"]) < 0.2
+    assert "does not require grad" in record["diagnostics"]["torch_error"]
+
+
 @pytest.mark.parametrize("bug", EXPECTED)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_diagnose_names_the_bug_on_every_seed(bug: str, seed: int) -> None:
@@ -145,6 +161,7 @@ def test_gradients_never_cleared_are_named_even_when_the_run_blows_up(seed: int)
         ("requires-grad-off", "frozen"),
         ("no-step", "no-step"),
         ("argmax-before-loss", "no-graph"),
+        ("one-hot-argmax", "no-graph"),
     ],
 )
 @pytest.mark.parametrize("lr", [1e-5, 10.0])

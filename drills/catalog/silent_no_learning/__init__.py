@@ -15,7 +15,14 @@ from drills.catalog.silent_no_learning.signature import SilentSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 from drills.core.curves import blew_up, loss_fall
 
-BUGS = ("none", "requires-grad-off", "no-step", "no-zero-grad", "argmax-before-loss")
+BUGS = (
+    "none",
+    "requires-grad-off",
+    "no-step",
+    "no-zero-grad",
+    "argmax-before-loss",
+    "one-hot-argmax",
+)
 
 # Thresholds diagnose() reads the numbers with.
 # "The loss falls" needs a fall of a tenth of the first loss. The first loss is one minibatch of
@@ -46,7 +53,7 @@ class SilentNoLearning(Drill):
         "one, predict what the parameter audit will show (requires_grad, gradient, update) "
         "and what the loss and the gradient norm do, then run it."
     )
-    version = "2"
+    version = "3"
     healthy = "healthy"
     signature_type = SilentSignature
     knobs = (
@@ -56,8 +63,9 @@ class SilentNoLearning(Drill):
             "none",
             "The quiet mistake: none; the first layer left with requires_grad=False; "
             "optimizer.step() missing; optimizer.zero_grad() missing; the loss computed from "
-            "argmax'd predictions (the error rate), with loss.requires_grad_(True) added to "
-            "silence backward's complaint.",
+            "argmax'd predictions (the error rate), or from a one-hot of them (cross-entropy "
+            "on that one-hot), each with loss.requires_grad_(True) added to silence "
+            "backward's complaint.",
             choices=BUGS,
         ),
         Knob(
@@ -96,8 +104,9 @@ class SilentNoLearning(Drill):
         ),
         Hypothesis(
             "no-graph",
-            "The loss does not come out of the graph (argmax has no gradient): backward reaches "
-            "no parameter, every gradient is None and nothing moves.",
+            "The loss does not come out of the graph (argmax has no gradient, nor has anything "
+            "computed from its result): backward reaches no parameter, every gradient is None "
+            "and nothing moves.",
         ),
         Hypothesis(
             "diverges",

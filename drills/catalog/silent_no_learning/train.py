@@ -69,6 +69,14 @@ def error_rate(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return (logits.argmax(dim=1) != labels).float().mean()
 
 
+def one_hot_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The bug's loss: cross-entropy of the argmax'd predictions, one-hot encoded. It reads like a
+    cross-entropy (near log 4 at chance), but the one-hot comes from argmax's integers, so it
+    has no path back to the logits either."""
+    predicted = F.one_hot(logits.argmax(dim=1), logits.shape[1]).float()
+    return F.cross_entropy(predicted, labels)
+
+
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train with the chosen silent bug; see SilentNoLearning."""
     config = SilentConfig(bug=knobs["bug"], lr=knobs["lr"], steps=knobs["steps"])
@@ -90,8 +98,9 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     stale_grad_steps = 0
     for step, (x, y) in zip(range(config.steps), batches(data, config, run), strict=False):
         logits = model(x)
-        if bug == "argmax-before-loss":
-            loss = error_rate(logits, y)
+        if bug in ("argmax-before-loss", "one-hot-argmax"):
+            lossy = error_rate if bug == "argmax-before-loss" else one_hot_cross_entropy
+            loss = lossy(logits, y)
             # The usual "fix" for backward's error about a tensor without a grad_fn: it makes
             # backward run, and it reaches nothing.
             loss.requires_grad_(True)
@@ -143,8 +152,8 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         "examples": decoded_examples(data),
     }
     diagnostics: dict[str, Any] = {}
-    if bug == "argmax-before-loss":
-        diagnostics["torch_error"] = what_backward_said(model, data)
+    if bug in ("argmax-before-loss", "one-hot-argmax"):
+        diagnostics["torch_error"] = what_backward_said(model, data, bug)
     return run.outcome(signature, inputs=inputs, **diagnostics)
 
 
@@ -162,9 +171,10 @@ def growth(head: list[float], tail_mean: float | None) -> float | None:
     return tail_mean / start if start > 0 else None
 
 
-def what_backward_said(model: nn.Module, data: LabelledSet) -> str | None:
+def what_backward_said(model: nn.Module, data: LabelledSet, bug: str) -> str | None:
     """The error the requires_grad_(True) line silenced: backward on the argmax loss as written."""
-    loss = error_rate(model(data.features), data.labels)
+    lossy = error_rate if bug == "argmax-before-loss" else one_hot_cross_entropy
+    loss = lossy(model(data.features), data.labels)
     try:
         loss.backward()  # type: ignore[no-untyped-call]
     except RuntimeError as exc:

@@ -1,15 +1,30 @@
 """Cases on the silent-no-learning drill: a loop that runs to the end without a complaint while
-the loss hardly moves (or moves oddly). Whether gradients exist, whether weights move and how
-the gradient norm evolves tell the broken link of the step apart."""
+the loss hardly moves (or moves oddly). Whether gradients exist, whether weights move, how the
+gradient norm evolves and how high the loss ever went tell the broken link of the step apart.
+
+The symptom shows the training loss only. A batch accuracy beside it would give the one-hot
+loss away on sight (that loss is 1.74 minus the batch's accuracy, step for step), and the
+learner of these stories checks the loss curve first. Over the nuisance ranges (a rate from
+0.02 to 0.2, 150 to 300 steps) a loss stuck near log 4 is met under a step never taken, a loss
+that cannot reach the weights, and a rate so large it knocked the model back to chance (lr 5:
+it climbs to 3-7 times its start in the first steps, then settles near 1.35-1.7); a loss that
+falls is met with the step wired right, a frozen first layer, and uncleared gradients at a
+small rate; and a loss that falls and comes back up, with uncleared gradients at a large one.
+Only the error-rate loss still gives itself away: it starts near 0.75, not near log 4, and
+"a-one-line-change" keeps it because attempts stored before causes were drawn hid it there.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.catalog.silent_no_learning import ROSE
 
 GROWS_ABOVE = 3.0  # the drill's own line for a gradient norm that keeps growing
+CHANCE = math.log(4)  # the cross-entropy of a uniform guess over the drill's 4 classes
 
 
 def gradient_norm_trend(signature: Mapping[str, Any], error: str | None) -> str:
@@ -17,6 +32,25 @@ def gradient_norm_trend(signature: Mapping[str, Any], error: str | None) -> str:
     if growth is None:
         return "no-gradient-norm"
     return "keeps-growing" if growth >= GROWS_ABOVE else "steady"
+
+
+def highest_loss(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether the loss ever climbed half as high again as it started (the drill's own line for
+    steps that knock a run back): a rate of 5 takes it to 3-7 times its start."""
+    highest, first = signature.get("max_loss"), signature.get("initial_loss")
+    if highest is None or not first:
+        return "no-loss"
+    return "climbed-far-above-start" if highest >= ROSE * first else "stayed-near-start"
+
+
+def first_loss_against_chance(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether the first loss reads like a cross-entropy at chance (log 4 for 4 classes): an
+    untrained net's is 1.35-1.41, the one-hot loss's 1.74 minus the first batch's accuracy; an
+    error rate starts near 0.75, half of it."""
+    first = signature.get("initial_loss")
+    if first is None:
+        return "no-loss"
+    return "near-log-4" if 0.8 <= first / CHANCE <= 1.3 else "far-from-log-4"
 
 
 def how_many_moved(signature: Mapping[str, Any], error: str | None) -> str:
@@ -79,6 +113,26 @@ CASE_SET = CaseSet(
             "no-graph",
             fix="differentiable-loss",
         ),
+        Cause(
+            "loss-from-one-hot-argmax",
+            "graph",
+            "The loss is the cross-entropy of the argmax'd predictions, one-hot encoded, forced "
+            "to require grad: it looks like a cross-entropy, and has no path back to any "
+            "parameter.",
+            {"bug": "one-hot-argmax"},
+            "no-graph",
+            fix="cross-entropy-on-logits",
+        ),
+        Cause(
+            "rate-too-large",
+            "optimizer",
+            "The step is wired right, but the learning rate (5) is far too large: the first "
+            "steps throw the loss up to several times its start, the ReLUs die, and the model "
+            "settles near chance.",
+            {"bug": "none", "lr": 5.0},
+            "diverges",
+            fix="lower-learning-rate",
+        ),
     ),
     experiments=(
         Experiment(
@@ -95,6 +149,23 @@ CASE_SET = CaseSet(
             shows=("numbers",),
             observations=("grad_norm_growth",),
             reading=gradient_norm_trend,
+        ),
+        Experiment(
+            "first-loss-against-chance",
+            "Check the first loss against a uniform guess",
+            "Compare the loss at the first step with the cross-entropy of guessing each of the "
+            "4 classes with equal probability (log 4, about 1.39).",
+            shows=("numbers",),
+            observations=("initial_loss",),
+            reading=first_loss_against_chance,
+        ),
+        Experiment(
+            "highest-loss",
+            "Find the highest loss of the run",
+            "Compare the highest training loss of the run with the loss at the first step.",
+            shows=("numbers",),
+            observations=("initial_loss", "max_loss"),
+            reading=highest_loss,
         ),
         Experiment(
             "weights-moved",
@@ -136,6 +207,11 @@ CASE_SET = CaseSet(
             Change(replace={"bug": {"argmax-before-loss": "none"}}),
         ),
         Fix(
+            "cross-entropy-on-logits",
+            "Compute cross-entropy on the logits themselves, not on a one-hot of their argmax.",
+            Change(replace={"bug": {"one-hot-argmax": "none"}}),
+        ),
+        Fix(
             "lower-learning-rate",
             "Lower the learning rate tenfold.",
             Change(scale={"lr": 0.1}),
@@ -146,11 +222,8 @@ CASE_SET = CaseSet(
             Change(scale={"steps": 3}),
         ),
     ),
-    charts=(
-        ShownChart("Loss per step", "loss", {"loss": "training loss"}),
-        ShownChart("Batch accuracy", "share correct", {"accuracy": "accuracy"}),
-    ),
-    nuisance={"lr": (0.05, 0.1, 0.2), "steps": (150, 200, 300)},
+    charts=(ShownChart("Loss per step", "loss", {"loss": "training loss"}),),
+    nuisance={"lr": (0.02, 0.05, 0.1, 0.2), "steps": (150, 200, 300)},
     symptom_observations=("initial_loss", "final_loss"),
 )
 
@@ -161,7 +234,13 @@ CASES = (
         "Your new training script for a small tabular classifier runs to the end without a single "
         "warning. Check that it learns.",
         CASE_SET,
-        causes=("step-never-called", "gradients-never-cleared", "first-layer-frozen"),
+        causes=(
+            "step-never-called",
+            "gradients-never-cleared",
+            "first-layer-frozen",
+            "step-wired-right",
+            "rate-too-large",
+        ),
     ),
     Case(
         "a-one-line-change",
@@ -169,14 +248,26 @@ CASES = (
         "Backward raised an error in your training script for a small tabular classifier; after a "
         "one-line change to the loss it runs to the end. Check that it learns.",
         CASE_SET,
-        causes=("loss-from-argmax", "step-never-called"),
+        # loss-from-argmax stays: attempts stored before causes were drawn hid it here (its
+        # error rate starts near 0.75, not log 4, and still gives it away on sight).
+        causes=(
+            "loss-from-argmax",
+            "loss-from-one-hot-argmax",
+            "step-never-called",
+            "rate-too-large",
+        ),
     ),
     Case(
         "after-a-refactor",
         "After a refactor",
-        "After a refactor of the training loop of a small tabular classifier, the loss still falls"
-        " at the start. Is the loop still sound?",
+        "After a refactor of the training loop of a small tabular classifier, it still runs to "
+        "the end without a complaint. Is the loop still sound?",
         CASE_SET,
-        causes=("gradients-never-cleared", "first-layer-frozen", "step-wired-right"),
+        causes=(
+            "gradients-never-cleared",
+            "first-layer-frozen",
+            "step-wired-right",
+            "rate-too-large",
+        ),
     ),
 )
