@@ -47,9 +47,9 @@ STILL_DECIDES = {
     "a-new-training-script": 0.334,
     "a-one-line-change": 1.0,
     "after-a-refactor": 0.2,
-    "better-on-unseen-data": 0.4,
-    "a-colleagues-validation-set": 1.0,
-    "your-own-loop": 0.4,
+    "better-on-unseen-data": 0.067,
+    "a-colleagues-validation-set": 0.067,
+    "your-own-loop": 0.067,
 }
 
 
