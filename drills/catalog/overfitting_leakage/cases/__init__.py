@@ -84,14 +84,6 @@ CASE_SET = CaseSet(
             "leakage",
             fix="deduplicate-split",
         ),
-        Cause(
-            "crushing-weight-decay",
-            "optimizer",
-            "The weight decay is so strong that every step pulls the weights back to zero.",
-            {"weight_decay": 50.0},
-            "underfit",
-            fix="weaker-weight-decay",
-        ),
     ),
     experiments=(
         Experiment(
@@ -167,7 +159,9 @@ CASE_SET = CaseSet(
         ),
     ),
     base={"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
-    nuisance={"dropout": (0.0, 0.1)},
+    # Dropout up to 0.2 narrows the honest gap a little and the copied set's lead a little:
+    # the two splits' curves meet on more draws.
+    nuisance={"dropout": (0.0, 0.1, 0.2)},
     symptom_observations=("final_train_loss", "min_val_loss", "final_val_loss"),
 )
 
@@ -187,7 +181,7 @@ CASES = (
         "A wide MLP on a 4-class problem with noisy labels, trained for 400 steps. Read its "
         "training and validation curves and say whether it is ready.",
         CASE_SET,
-        causes=("too-few-examples", "crushing-weight-decay", "nothing-wrong"),
+        causes=("too-few-examples", "nothing-wrong", "validation-copied-into-training"),
     ),
     Case(
         "two-flat-curves",
