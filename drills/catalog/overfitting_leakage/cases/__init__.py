@@ -62,7 +62,7 @@ CASE_SET = CaseSet(
             "healthy",
             "Nothing is wrong: with this much data the small gap between training and "
             "validation is what an honest split looks like.",
-            {"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
+            {"train_size": 2048, "leak": 0.0},
             "generalises",
             fix="change-nothing",
         ),
@@ -138,7 +138,7 @@ CASE_SET = CaseSet(
         Fix(
             "weaker-weight-decay",
             "Bring the weight decay down to a usual value (0.01).",
-            Change(replace={"weight_decay": {50.0: 0.01}}),
+            Change(set={"weight_decay": 0.01}),
         ),
         Fix(
             "add-dropout",
@@ -159,9 +159,10 @@ CASE_SET = CaseSet(
         ),
     ),
     base={"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
-    # Dropout up to 0.2 narrows the honest gap a little and the copied set's lead a little:
-    # the two splits' curves meet on more draws.
-    nuisance={"dropout": (0.0, 0.1, 0.2)},
+    # Dropout up to 0.2 and AdamW weight decay up to 2 (each step shrinks the weights by 0.3%)
+    # narrow the honest gap and the copied set's lead a little: the two splits' curves meet on
+    # more draws, and a small set is still memorised.
+    nuisance={"dropout": (0.0, 0.1, 0.2), "weight_decay": (0.0, 0.5, 1.0, 2.0)},
     symptom_observations=("final_train_loss", "min_val_loss", "final_val_loss"),
 )
 
