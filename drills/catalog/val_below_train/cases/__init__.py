@@ -177,8 +177,9 @@ CASES = (
         "better-on-unseen-data",
         "Better on data it has never seen",
         "You trained a small MLP with dropout on a 4-class problem and validate it on fresh "
-        "examples each epoch. Validation has sat below the training loss from the first epoch to "
-        "the last, and a reviewer asks whether the split is broken before you report the numbers.",
+        "examples each epoch. From the first epoch to the last, validation has never sat clearly "
+        "above the logged training loss, and a reviewer asks whether the split is broken before "
+        "you report the numbers.",
         CASE_SET,
         causes=("nothing-wrong", "validation-with-dropout-on", "memorised-training-set"),
     ),
