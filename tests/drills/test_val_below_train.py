@@ -274,6 +274,11 @@ VERDICTS = [
     ({"data": "easy-val"}, "val-easier"),
     ({"data": "small-train"}, "overfits"),
     ({"data": "small-train", "dropout": 0.0}, "overfits"),
+    # The milder look-alikes the cases use, at both ends of their dropout range.
+    ({"data": "trimmed-val", "dropout": 0.2}, "val-easier"),
+    ({"data": "trimmed-val", "dropout": 0.3}, "val-easier"),
+    ({"data": "subset-train", "dropout": 0.2}, "overfits"),
+    ({"data": "subset-train", "dropout": 0.3}, "overfits"),
     ({"dropout": 0.0}, "no-gap"),
     ({"dropout": 0.0, "augment_noise": 0.5}, "train-noise"),
     ({"dropout": 0.05}, "inconclusive"),
@@ -318,3 +323,19 @@ def test_references_are_shown_only_beside_the_runs_they_describe() -> None:
     assert "underfit" not in by_key["train_eval_loss"].reference_for
     assert "val-easier" not in by_key["val_loss"].reference_for
     assert "val-in-train-mode" not in by_key["val_spread"].reference_for
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_trimmed_validation_set_is_easier_but_less_so_than_a_confident_one(seed: int) -> None:
+    trimmed = signature(data="trimmed-val", dropout=0.2, seed=seed)
+    confident = signature(data="easy-val", dropout=0.2, seed=seed)
+    assert confident["val_loss"] < trimmed["val_loss"] < 0.85 * trimmed["train_eval_loss"]
+    assert trimmed["val_examples"] == 2048
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_training_subset_is_fitted_better_than_fresh_data_but_not_by_heart(seed: int) -> None:
+    sig = signature(data="subset-train", dropout=0.2, seed=seed)
+    assert sig["train_examples"] == 640
+    assert sig["val_gap"] > 0.15 * sig["train_eval_loss"]
+    assert sig["train_eval_loss"] > 0.5 * sig["train_noise_floor"]  # far from zero

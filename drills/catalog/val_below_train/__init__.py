@@ -14,7 +14,7 @@ from drills.catalog.val_below_train.signature import ValBelowTrainSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 EVAL_MODES = ("eval", "train")
-DATA_SPLITS = ("fresh", "easy-val", "small-train")
+DATA_SPLITS = ("fresh", "easy-val", "trimmed-val", "small-train", "subset-train")
 
 # Thresholds diagnose() reads the numbers with. Gaps are relative to the eval-mode training loss.
 UNDERFIT_BELOW = 1 / 3  # the model removed under a third of the loss there was to remove
@@ -52,7 +52,7 @@ class ValBelowTrain(Drill):
         "epochs and a cosine schedule that lag is under 0.001 nats here, far below what "
         "dropout adds.)"
     )
-    version = "3"
+    version = "4"
     # Evaluated correctly, dropout/augmentation make online training loss sit above validation.
     healthy = "train-noise"
     signature_type = ValBelowTrainSignature
@@ -88,8 +88,11 @@ class ValBelowTrain(Drill):
             "fresh",
             "Where the sets come from: fresh (training and validation are independent draws "
             "from the same teacher); easy-val (validation keeps only examples the teacher is at "
-            "least 90% sure about, so it is easier than training); small-train (only 128 "
-            "training examples, seen again and again, few enough to memorise).",
+            "least 90% sure about, so it is easier than training); trimmed-val (a milder "
+            "cleaning: validation drops only the examples the teacher is less than 62% sure "
+            "about); small-train (only 128 training examples, seen again and again, few enough "
+            "to memorise); subset-train (640 training examples, seen about 13 times an epoch: "
+            "fitted better than fresh data, though not by heart).",
             choices=DATA_SPLITS,
         ),
     )

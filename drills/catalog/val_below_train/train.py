@@ -46,7 +46,10 @@ class ValBelowTrainConfig:
     train_examples: int = 8192  # also the examples seen per epoch, whatever the set's size
     val_examples: int = 2048
     small_train_examples: int = 128  # "small-train": few enough to memorise their labels
+    subset_train_examples: int = 640  # "subset-train": fitted better than fresh data, not by heart
     easy_val_confidence: float = 0.9  # "easy-val": the teacher's top probability at least this
+    # "trimmed-val": a milder cleaning, dropping only the examples the teacher is least sure of
+    trimmed_val_confidence: float = 0.62
     hidden: int = 16
     batch_size: int = 512
     epochs: int = 20
@@ -69,9 +72,13 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     val_set = draw_set(config.task, teacher, config.val_examples, run.data_rng)
     train_set = draw_set(config.task, teacher, config.train_examples, run.data_rng)
     if config.data == "easy-val":
-        val_set = draw_confident_set(config, teacher, run.data_rng)
+        val_set = draw_confident_set(config, teacher, run.data_rng, config.easy_val_confidence)
+    elif config.data == "trimmed-val":
+        val_set = draw_confident_set(config, teacher, run.data_rng, config.trimmed_val_confidence)
     elif config.data == "small-train":
         train_set = first_examples(train_set, config.small_train_examples)
+    elif config.data == "subset-train":
+        train_set = first_examples(train_set, config.subset_train_examples)
 
     model = build_mlp(
         config.task, config.hidden, dropout=config.dropout, input_noise=config.augment_noise
@@ -152,15 +159,19 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
 
 
 def draw_confident_set(
-    config: ValBelowTrainConfig, teacher: torch.Tensor, generator: torch.Generator
+    config: ValBelowTrainConfig,
+    teacher: torch.Tensor,
+    generator: torch.Generator,
+    confidence: float,
 ) -> LabelledSet:
-    """A validation set drawn only where the teacher is sure of its answer: easier examples
-    than the training set's (labels still drawn from the teacher, so its floor is lower)."""
+    """A validation set drawn only where the teacher's top probability is at least `confidence`:
+    easier examples than the training set's (labels still drawn from the teacher, so its floor
+    is lower)."""
     kept: list[LabelledSet] = []
     count = 0
     while count < config.val_examples:
         pool = draw_set(config.task, teacher, 4 * config.val_examples, generator)
-        sure = pool.teacher_probs.max(dim=1).values >= config.easy_val_confidence
+        sure = pool.teacher_probs.max(dim=1).values >= confidence
         kept.append(LabelledSet(pool.features[sure], pool.labels[sure], pool.teacher_probs[sure]))
         count += int(sure.sum())
     merged = kept[0]
@@ -252,7 +263,9 @@ def last_epochs_table(
 DATA_NOTES = {
     "fresh": "training and validation sets are independent draws from the same teacher",
     "easy-val": "validation keeps only inputs the teacher is sure about: easier than training",
+    "trimmed-val": "validation drops the inputs the teacher is least sure about: a bit easier",
     "small-train": "a small training set, seen many times per epoch; validation is fresh",
+    "subset-train": "a subset of the training set, seen often each epoch; validation is fresh",
 }
 
 

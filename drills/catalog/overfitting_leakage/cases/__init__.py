@@ -62,7 +62,7 @@ CASE_SET = CaseSet(
             "healthy",
             "Nothing is wrong: with this much data the small gap between training and "
             "validation is what an honest split looks like.",
-            {"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
+            {"train_size": 2048, "leak": 0.0},
             "generalises",
             fix="change-nothing",
         ),
@@ -83,14 +83,6 @@ CASE_SET = CaseSet(
             {"leak": 1.0},
             "leakage",
             fix="deduplicate-split",
-        ),
-        Cause(
-            "crushing-weight-decay",
-            "optimizer",
-            "The weight decay is so strong that every step pulls the weights back to zero.",
-            {"weight_decay": 50.0},
-            "underfit",
-            fix="weaker-weight-decay",
         ),
     ),
     experiments=(
@@ -146,7 +138,7 @@ CASE_SET = CaseSet(
         Fix(
             "weaker-weight-decay",
             "Bring the weight decay down to a usual value (0.01).",
-            Change(replace={"weight_decay": {50.0: 0.01}}),
+            Change(set={"weight_decay": 0.01}),
         ),
         Fix(
             "add-dropout",
@@ -167,7 +159,10 @@ CASE_SET = CaseSet(
         ),
     ),
     base={"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
-    nuisance={"dropout": (0.0, 0.1)},
+    # Dropout up to 0.2 and AdamW weight decay up to 2 (each step shrinks the weights by 0.3%)
+    # narrow the honest gap and the copied set's lead a little: the two splits' curves meet on
+    # more draws, and a small set is still memorised.
+    nuisance={"dropout": (0.0, 0.1, 0.2), "weight_decay": (0.0, 0.5, 1.0, 2.0)},
     symptom_observations=("final_train_loss", "min_val_loss", "final_val_loss"),
 )
 
@@ -187,7 +182,7 @@ CASES = (
         "A wide MLP on a 4-class problem with noisy labels, trained for 400 steps. Read its "
         "training and validation curves and say whether it is ready.",
         CASE_SET,
-        causes=("too-few-examples", "crushing-weight-decay", "nothing-wrong"),
+        causes=("too-few-examples", "nothing-wrong", "validation-copied-into-training"),
     ),
     Case(
         "two-flat-curves",

@@ -1,7 +1,16 @@
 """Cases on the val-below-train drill: a validation curve that sits somewhere unexpected against
-the logged training curve. Dropout making the logged loss look worse is no bug at all; an
-easier validation split, a model validated with dropout still on, or a training set small
-enough to memorise are told apart by re-measuring the training set and reading the curves."""
+the logged training curve. Dropout making the logged loss look worse is no bug at all; a
+validation split cleaned of its hardest examples, a model validated with dropout still on, or a
+training subset the model fits better than fresh data are told apart by re-measuring the
+training set and reading the curves.
+
+The look-alikes are chosen so that the curves alone seldom name the cause (issue 27): the
+cleaned split drops only the examples the teacher is less than 62% sure of (validation 17-28%
+under the re-scored training loss on seeds 0-4, where an honest split sits within 6%), and the
+subset holds 640 examples (re-scored training loss 18-31% under validation, not near zero), so
+their curves fall among the others' over the dropout range. One draw in fifteen still stands
+out: a hard teacher (seed 1) validated with dropout on, or an easy one (seed 0) with the cleaned
+split."""
 
 from __future__ import annotations
 
@@ -15,7 +24,7 @@ from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix,
 LEVEL_BAND = 0.15
 WOBBLE_RATIO = 3.0
 WOBBLE_FLOOR = 0.002
-# The full training set has 8,192 examples; the small one 128.
+# The full training set has 8,192 examples; the subset 640.
 FEW_EXAMPLES = 1000
 
 
@@ -63,7 +72,7 @@ CASE_SET = CaseSet(
             "data",
             "The validation examples were picked differently from the training ones and are "
             "easier to get right.",
-            {"data": "easy-val"},
+            {"data": "trimmed-val"},
             "val-easier",
             fix="draw-validation-like-training",
         ),
@@ -79,8 +88,9 @@ CASE_SET = CaseSet(
         Cause(
             "memorised-training-set",
             "data",
-            "The training set is small enough for the model to learn its examples by heart.",
-            {"data": "small-train"},
+            "Only a subset of the training data is used, seen over and over: the model fits "
+            "those examples better than new ones.",
+            {"data": "subset-train"},
             "overfits",
             fix="train-on-full-set",
         ),
@@ -131,12 +141,12 @@ CASE_SET = CaseSet(
         Fix(
             "draw-validation-like-training",
             "Draw the validation set from the same source, the same way, as the training set.",
-            Change(replace={"data": {"easy-val": "fresh"}}),
+            Change(replace={"data": {"easy-val": "fresh", "trimmed-val": "fresh"}}),
         ),
         Fix(
             "train-on-full-set",
             "Train on the full set of 8,192 examples instead of a small subset.",
-            Change(replace={"data": {"small-train": "fresh"}}),
+            Change(replace={"data": {"small-train": "fresh", "subset-train": "fresh"}}),
         ),
         Fix(
             "remove-dropout",
@@ -157,7 +167,8 @@ CASE_SET = CaseSet(
         ),
     ),
     base={"augment_noise": 0.0, "eval_mode": "eval", "data": "fresh"},
-    nuisance={"dropout": (0.3, 0.4, 0.5)},
+    # Dropout from 0.2 (still lifting the logged loss over 15%, the drill's band) to 0.3.
+    nuisance={"dropout": (0.2, 0.25, 0.3)},
     symptom_observations=("online_train_loss", "val_loss", "chance_loss"),
 )
 
@@ -166,8 +177,9 @@ CASES = (
         "better-on-unseen-data",
         "Better on data it has never seen",
         "You trained a small MLP with dropout on a 4-class problem and validate it on fresh "
-        "examples each epoch. Validation has sat below the training loss from the first epoch to "
-        "the last, and a reviewer asks whether the split is broken before you report the numbers.",
+        "examples each epoch. From the first epoch to the last, validation has never sat clearly "
+        "above the logged training loss, and a reviewer asks whether the split is broken before "
+        "you report the numbers.",
         CASE_SET,
         causes=("nothing-wrong", "validation-with-dropout-on", "memorised-training-set"),
     ),
@@ -177,7 +189,7 @@ CASES = (
         "A colleague prepared the validation set for your 4-class MLP with dropout. Before you "
         "compare models on it, check the run.",
         CASE_SET,
-        causes=("easier-validation-split", "nothing-wrong"),
+        causes=("easier-validation-split", "nothing-wrong", "memorised-training-set"),
     ),
     Case(
         "your-own-loop",
