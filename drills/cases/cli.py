@@ -81,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(all_cases())} cases")
         return 0
     module = outcomes if args.action == "outcomes" else symptoms
-    table: dict[str, object] = dict(module.stored_table())
+    stored = module.stored_table()
+    # Only the drills rebuilt here are written: a long rebuild must not put back another
+    # drill's rows as they stood when it started.
+    table: dict[str, object] = {}
     changed = 0
     for case_set in all_case_sets():
         if args.drill and case_set.drill != args.drill:
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             if args.action == "outcomes"
             else symptoms.build(case_set)
         )
-        if rebuilt != table.get(case_set.drill):
+        if rebuilt != stored.get(case_set.drill):
             changed += 1
             print(f"{case_set.drill}: {json.dumps(rebuilt, sort_keys=True)}")
         table[case_set.drill] = rebuilt

@@ -185,17 +185,22 @@ class Case:
     causes: tuple[str, ...]
     # Extra knob values for this case only (e.g. a longer run), applied before the cause.
     knobs: Mapping[str, Any] = field(default_factory=dict)
+    # Causes an earlier version of the case hid and no draw picks any more: an attempt stored
+    # with one still opens, scores and reveals (drills/cases/hidden_ever.json lists them all).
+    retired: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(set(self.causes)) < 2 or len(set(self.causes)) != len(self.causes):
             raise ValueError(f"case {self.key!r} needs two or more distinct causes")
-        for key in self.causes:
+        if set(self.retired) & set(self.causes):
+            raise ValueError(f"case {self.key!r} both hides and retires a cause")
+        for key in (*self.causes, *self.retired):
             self.case_set.cause(key)  # raises for a cause the set does not have
 
     def cause(self, key: str) -> Cause:
-        """One of the case's causes, by key (KeyError for any other: a stored attempt's cause
-        must be one its case may hide)."""
-        if key not in self.causes:
+        """One of the causes the case hides or once hid, by key (KeyError for any other: a
+        stored attempt's cause must be one its case may hide, or a retired one)."""
+        if key not in self.causes and key not in self.retired:
             raise KeyError(f"case {self.key!r} does not hide {key!r}")
         return self.case_set.cause(key)
 

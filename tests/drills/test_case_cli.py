@@ -30,3 +30,18 @@ def test_a_pair_no_experiment_separates_says_so(monkeypatch: pytest.MonkeyPatch)
     from drills.cases.cli import pair_table
 
     assert "| loss-from-number | forward-without-recording | (none) |" in pair_table(case)
+
+
+def test_a_rebuild_of_one_drill_writes_that_drills_table_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rebuild takes minutes; another drill's table stored meanwhile must not be put back
+    as it stood when the rebuild started."""
+    from drills.cases import symptoms
+
+    written: list[dict[str, object]] = []
+    monkeypatch.setattr(symptoms, "build", lambda case_set: {"rebuilt": []})
+    monkeypatch.setattr(symptoms, "write_table", written.append)
+    assert main(["cases", "symptoms", "--drill", "nan-hunt", "--write"]) == 0
+    assert written == [{"nan-hunt": {"rebuilt": []}}]
+    assert "1 case set(s) differ from the stored table (written)" in capsys.readouterr().out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import random
 import re
 from pathlib import Path
@@ -44,9 +45,30 @@ def test_an_attempt_stored_under_a_retired_key_opens_a_case_that_hides_its_cause
     revision = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(revision)
     for old_key, cause in revision.CAUSE_BEFORE_DRAWS.items():
-        assert cause in get_case(old_key).causes, old_key
+        get_case(old_key).cause(cause)  # hidden or retired: raises for neither
     assert set(RENAMED) <= set(revision.CAUSE_BEFORE_DRAWS)
     assert not set(RENAMED) & {case.key for case in CASES}  # an old key never shadows a case
+
+
+HIDDEN_EVER = Path(__file__).parents[2] / "drills" / "cases" / "hidden_ever.json"
+
+
+def test_every_cause_a_case_ever_hid_still_opens_its_stored_attempts() -> None:
+    """An attempt stores its drawn cause: a cause a case no longer draws must stay among its
+    `retired` ones (and in its case set), or that attempt's page, score and reveal break. The
+    list is every (case, cause) pair since causes were drawn; a new pair goes into it, so the
+    day it is taken out of a case this test names it."""
+    hidden_ever = json.loads(HIDDEN_EVER.read_text())
+    for case in CASES:
+        assert set(case.causes) <= set(hidden_ever.get(case.key, [])), (
+            f"{case.key}: add its new causes to drills/cases/hidden_ever.json"
+        )
+    for case_key, causes in hidden_ever.items():
+        case = get_case(case_key)
+        for cause in causes:
+            case.cause(cause)  # raises for a cause neither hidden nor retired
+    retired = {(case.key, cause) for case in CASES for cause in case.retired}
+    assert ("a-wide-mlp-on-noisy-labels", "crushing-weight-decay") in retired
 
 
 def words(text: str) -> set[str]:

@@ -44,7 +44,6 @@ STILL_DECIDES = {
     "merged-exports": 0.2,
     "a-wide-mlp-on-noisy-labels": 0.467,
     "two-flat-curves": 0.2,
-    "a-one-line-change": 0.25,
     "better-on-unseen-data": 0.067,
     "a-colleagues-validation-set": 0.067,
     "your-own-loop": 0.067,

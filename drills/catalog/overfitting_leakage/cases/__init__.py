@@ -84,6 +84,16 @@ CASE_SET = CaseSet(
             "leakage",
             fix="deduplicate-split",
         ),
+        # No case draws it any more (a-wide-mlp-on-noisy-labels retired it: its flat curves
+        # near ln 4 gave it away on every draw); kept for the attempts stored with it.
+        Cause(
+            "crushing-weight-decay",
+            "optimizer",
+            "The weight decay is so strong that every step pulls the weights back to zero.",
+            {"weight_decay": 50.0},
+            "underfit",
+            fix="weaker-weight-decay",
+        ),
     ),
     experiments=(
         Experiment(
@@ -183,6 +193,7 @@ CASES = (
         "training and validation curves and say whether it is ready.",
         CASE_SET,
         causes=("too-few-examples", "nothing-wrong", "validation-copied-into-training"),
+        retired=("crushing-weight-decay",),
     ),
     Case(
         "two-flat-curves",

@@ -10,8 +10,8 @@ that cannot reach the weights, and a rate so large it knocked the model back to 
 it climbs to 3-7 times its start in the first steps, then settles near 1.35-1.7); a loss that
 falls is met with the step wired right, a frozen first layer, and uncleared gradients at a
 small rate; and a loss that falls and comes back up, with uncleared gradients at a large one.
-Only the error-rate loss still gives itself away: it starts near 0.75, not near log 4, and
-"a-one-line-change" keeps it because attempts stored before causes were drawn hid it there.
+The error-rate loss gave itself away (it starts near 0.75, not near log 4): no case draws it
+any more, and "a-one-line-change" keeps it retired for the attempts stored with it.
 """
 
 from __future__ import annotations
@@ -248,14 +248,10 @@ CASES = (
         "Backward raised an error in your training script for a small tabular classifier; after a "
         "one-line change to the loss it runs to the end. Check that it learns.",
         CASE_SET,
-        # loss-from-argmax stays: attempts stored before causes were drawn hid it here (its
-        # error rate starts near 0.75, not log 4, and still gives it away on sight).
-        causes=(
-            "loss-from-argmax",
-            "loss-from-one-hot-argmax",
-            "step-never-called",
-            "rate-too-large",
-        ),
+        causes=("loss-from-one-hot-argmax", "step-never-called", "rate-too-large"),
+        # The error-rate loss starts near 0.75, not near log 4, and gave itself away on sight;
+        # attempts stored before causes were drawn hid it here.
+        retired=("loss-from-argmax",),
     ),
     Case(
         "after-a-refactor",
