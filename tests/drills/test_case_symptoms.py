@@ -35,8 +35,6 @@ STILL_DECIDES = {
     "a-screening-classifier": 0.2,
     "a-sweep-before-a-long-run": 1.0,
     "a-quick-sweep": 1.0,
-    "nan-some-way-in": 0.267,
-    "a-nan-to-hunt": 0.134,
     "a-fresh-head": 1.0,
     "a-sanity-check": 1.0,
     "an-adapted-loop": 1.0,

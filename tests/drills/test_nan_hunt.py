@@ -279,3 +279,11 @@ def test_references_belong_to_the_verdicts_they_describe() -> None:
         assert CAUSE_VERDICTS[cause] in step.reference_for
         assert run(cause)["signature"]["first_nonfinite_step"] == 40
     assert observations["max_logit_gap"].reference_for == ("forward-op",)
+
+
+@pytest.mark.parametrize("cause", ["zero-token-denominator", "nan-in-data", "mask-after-invalid"])
+def test_the_unusual_batch_strikes_at_its_step(cause: str) -> None:
+    record = run_drill(SLUG, {"cause": cause, "unusual_step": 90}, 0)
+    sig = record["signature"]
+    assert sig["first_nonfinite_step"] == sig["unusual_batch_step"] == 90
+    assert record["observed"] == run(cause, 0)["observed"]  # the same verdict as at step 40

@@ -25,6 +25,9 @@ from drills.core.contract import (
 LABELS = ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked", "prompt-in-loss")
 # The values of the `attention` knob: the causal mask on, or left off (the model bug).
 ATTENTION = ("causal", "unmasked")
+# The values of the `text` knob: the two-successor chain after a counting prompt
+# (drills/kit/causal_lm.py), or a text where every letter is a coin flip (drills/kit/coin_text.py).
+TEXTS = ("two-successors", "coin-every-letter")
 
 # Thresholds diagnose() reads the numbers with.
 FLOOR_BAND = 0.15  # within ±15% of an entropy floor counts as sitting on it
@@ -76,7 +79,7 @@ class DoubleShiftLabels(Drill):
         "its own input, or the next row's?) and the future-influence probe (do early "
         "predictions move when later tokens change?) tell them apart."
     )
-    version = "3"
+    version = "4"  # 4: the text became a knob (coin-every-letter), label_offset measured
     healthy = "shifted-once"
     signature_type = DoubleShiftSignature
     knobs = (
@@ -100,6 +103,17 @@ class DoubleShiftLabels(Drill):
             "the one its label names among them. The loss alone looks like no-shift's; the "
             "input → label pairs and the future-influence probe do not.",
             choices=ATTENTION,
+        ),
+        Knob(
+            "text",
+            "choice",
+            "two-successors",
+            "two-successors: the counting prompt, then response letters that each have two "
+            "equally likely successors (two steps ahead is harder: ln 4). coin-every-letter: "
+            "each position has its own two letters and a fair coin picks one, in the prompt as "
+            "in the response (the prompt's first letter, a or b, sets a length of 10 or 11), so "
+            "every letter costs ln 2, two steps ahead no more than one.",
+            choices=TEXTS,
         ),
         Knob(
             "steps",
@@ -233,11 +247,21 @@ class DoubleShiftLabels(Drill):
         drop = signature.get("second_half_drop")
         if drop is not None and drop > STILL_FALLING:
             return "not-converged"  # passing through a floor's value is not settling on it
+        # Where the labels point, read off the batch: on a text where every letter is a coin
+        # flip the two-step floor is the next-token floor, and the loss cannot tell them apart.
+        offset = signature.get("label_offset")
+        if offset == 2 and two_step_floor:
+            if abs(response - two_step_floor) <= FLOOR_BAND * two_step_floor:
+                return "two-step"
         if abs(response - next_floor) <= FLOOR_BAND * next_floor:
             if final < (1 - HIDDEN_GAP) * real:
                 return "pad-counted"  # only PAD separates "all counted" from "real tokens"
-            if real < (1 - HIDDEN_GAP) * response:
-                return "prompt-counted"  # real, but not response: the prompt
+            # Real, but not response: the prompt. When every prompt letter is a coin flip it
+            # costs as much as the response, so a run that measured its labels (offset known)
+            # is read by the prompt's share of them.
+            measured = offset is not None and (signature.get("prompt_share") or 0) > 0
+            if real < (1 - HIDDEN_GAP) * response or measured:
+                return "prompt-counted"
             return "shifted-once"
         if two_step_floor and abs(response - two_step_floor) <= FLOOR_BAND * two_step_floor:
             return "two-step"

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from drills.kit.causal_lm import IGNORE, MarkovSource, SourceConfig, TextBatch, decode_token
+from drills.kit.coin_text import CoinSource
 from drills.kit.tables import table
 
 
@@ -25,6 +26,25 @@ def labels_equal_inputs(batch: TextBatch, targets: torch.Tensor) -> float | None
     if total == 0:
         return None
     return int((counted & (targets == batch.tokens)).sum()) / total
+
+
+def label_offset(batch: TextBatch, targets: torch.Tensor, furthest: int = 3) -> int | None:
+    """How many positions after its own the counted labels sit: the offset at which they match
+    the input tokens most often (0: copied, 1: shifted once, 2: shifted twice).
+
+    What a learner reads off the input -> label rows; needed as a number because on a text
+    where every letter is a coin flip, two positions ahead costs no more loss than one.
+    """
+    counted = targets != IGNORE
+    if int(counted.sum()) == 0:
+        return None
+    length = targets.shape[1]
+    matches = []
+    for offset in range(furthest + 1):
+        window = counted[:, : length - offset]
+        same = targets[:, : length - offset] == batch.tokens[:, offset:]
+        matches.append(int((window & same).sum()))
+    return max(range(furthest + 1), key=lambda offset: (matches[offset], -offset))
 
 
 @torch.no_grad()
@@ -82,10 +102,26 @@ def pairs_table(batch: TextBatch, targets: torch.Tensor, config: SourceConfig) -
     )
 
 
-def describe_inputs(batch: TextBatch, source: MarkovSource) -> dict[str, Any]:
+def describe_inputs(batch: TextBatch, source: MarkovSource | CoinSource) -> dict[str, Any]:
     c = source.config
     rows = batch.tokens.tolist()
     decoded = ["".join("_" if t == c.pad else decode_token(t, c) for t in row) for row in rows]
+    if isinstance(source, CoinSource):
+        # No letter has successors: each response position has its own pair of letters.
+        pairs = {
+            f"response letter {index + 1} (and every 8th after)": "".join(
+                decode_token(s, c) for s in pair
+            )
+            for index, pair in enumerate(source.pairs.tolist())
+        }
+        return {
+            "shapes": {"tokens": list(batch.tokens.shape), "vocab": c.vocab},
+            "sha256": hashlib.sha256(json.dumps(rows).encode()).hexdigest(),
+            "examples": decoded[:3],
+            "alphabet": "a-h: prompt letters, A-P: response letters, _: PAD",
+            "letters_by_position": pairs,
+            "response_lengths": batch.response_lengths.tolist(),
+        }
     successors = {
         decode_token(letter, c): "".join(decode_token(s, c) for s in pair)
         for letter, pair in enumerate(source.successors.tolist())

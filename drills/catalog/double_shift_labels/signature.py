@@ -30,3 +30,6 @@ class DoubleShiftSignature(Signature):
     # Added with the "unmasked" attention variant, which copies like "no-shift" does:
     labels_equal_inputs: float | None = None  # counted labels that are their own position's input
     future_influence: float | None = None  # nats the early predictions move if later tokens change
+    # Added with the coin-flip text, where two positions ahead costs no more than one: how many
+    # positions after its own the counted labels sit (0 copied, 1 shifted once, 2 twice).
+    label_offset: int | None = None

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from drills.catalog.double_shift_labels.evidence import (
     describe_inputs,
     future_influence,
+    label_offset,
     labels_equal_inputs,
     pairs_table,
 )
@@ -33,6 +34,7 @@ from drills.kit.causal_lm import (
     chance_loss,
     entropy_references,
 )
+from drills.kit.coin_text import CoinSource
 from drills.kit.run import Run
 
 
@@ -40,6 +42,7 @@ from drills.kit.run import Run
 class DoubleShiftConfig:
     labels: str = "shift-once"
     attention: str = "causal"  # "unmasked": the causal mask left off (see ATTENTION)
+    text: str = "two-successors"  # or "coin-every-letter" (drills/kit/coin_text.py)
     steps: int = 150
     lr: float = 1e-2  # Adam peak learning rate, cosine-decayed to 0 so the plateau is clean
     batch: int = 8
@@ -82,14 +85,22 @@ def cosine_lr(peak: float, step: int, steps: int) -> float:
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train the tiny causal LM, its labels built as the knob says; see DoubleShiftLabels."""
     config = DoubleShiftConfig(
-        labels=knobs["labels"], attention=knobs["attention"], steps=knobs["steps"]
+        labels=knobs["labels"],
+        attention=knobs["attention"],
+        steps=knobs["steps"],
+        text=knobs["text"],
     )
     run = Run(seed, report)
     # The chain and every batch come from the run's data generator: every label mode sees the
     # same text.
     source_config = SourceConfig()
-    source = MarkovSource(source_config, run.data_rng)
-    next_entropy, two_step_entropy = entropy_references(source)
+    source: MarkovSource | CoinSource
+    if config.text == "coin-every-letter":
+        source = CoinSource(source_config, run.data_rng)
+        next_entropy, two_step_entropy = source.entropies()
+    else:
+        source = MarkovSource(source_config, run.data_rng)
+        next_entropy, two_step_entropy = entropy_references(source)
 
     model = CausalTransformer(
         ModelConfig(
@@ -109,6 +120,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         prompt_share=share(counted >= source_config.prompt_base, counted != source_config.pad),
         pad_share=share(counted == source_config.pad),
         labels_equal_inputs=labels_equal_inputs(first, first_targets),
+        label_offset=label_offset(first, first_targets),
         next_token_entropy=next_entropy,
         two_step_entropy=two_step_entropy,
         seen_token_entropy=0.0,  # a label the model can read has nothing left to guess

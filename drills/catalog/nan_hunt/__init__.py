@@ -50,13 +50,14 @@ class NanHunt(Drill):
     symptom = "The training loss suddenly reads NaN, and so does everything after it."
     scenario = (
         "A small classifier labels every token of padded sequences (8 sequences of up to 12 "
-        "tokens, 4 classes) and trains with SGD on a fresh batch each step; the batch at step "
-        "40 happens to hold an empty sequence. A checker inspects every step in the order it "
-        "creates tensors (input data, each module's output, the loss, each gradient, each "
-        "parameter after the update) and stops training at the first value that is NaN or "
-        "infinite. Pick a cause, predict where and when the first bad value appears, then run it."
+        "tokens, 4 classes) and trains with SGD on a fresh batch each step; one batch (at "
+        "step 40 unless you move it) happens to hold an empty sequence. A checker inspects "
+        "every step in the order it creates tensors (input data, each module's output, the "
+        "loss, each gradient, each parameter after the update) and stops training at the "
+        "first value that is NaN or infinite. Pick a cause, predict where and when the first "
+        "bad value appears, then run it."
     )
-    version = "1"
+    version = "2"  # 2: the unusual batch's step became a knob
     healthy = "clean"
     signature_type = NanHuntSignature
     knobs = (
@@ -65,12 +66,21 @@ class NanHunt(Drill):
             "choice",
             "none",
             "What goes wrong: none; the model ends in log(softmax(z)) instead of a log-softmax, "
-            "and its sharpened logits keep growing as it gets confident; the batch at step 40 "
-            "has no real token at all and the loss divides by that count; the batch at step 40 "
+            "and its sharpened logits keep growing as it gets confident; the unusual batch "
+            "has no real token at all and the loss divides by that count; the unusual batch "
             "carries one NaN feature; the learning rate is 10,000 times too large; the loss "
             "averages each sequence first and hides an empty sequence's 0/0 with "
             "torch.where(length > 0, total / length, 0) after dividing.",
             choices=CAUSES,
+        ),
+        Knob(
+            "unusual_step",
+            "int",
+            40,
+            "The step whose batch holds an empty sequence (the step a batch-borne cause "
+            "strikes). The data stream decides it, not the code, so it moves from run to run.",
+            minimum=1,
+            maximum=149,
         ),
     )
     hypotheses = (

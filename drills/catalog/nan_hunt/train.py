@@ -37,7 +37,7 @@ LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train with the chosen cause injected and stop at the first non-finite tensor."""
-    config = NanHuntConfig(cause=knobs["cause"])
+    config = NanHuntConfig(cause=knobs["cause"], unusual_step=knobs["unusual_step"])
     run = Run(seed, report)
     teacher = torch.randn(config.features, config.classes, generator=run.data_rng)
     model = TokenClassifier(config)

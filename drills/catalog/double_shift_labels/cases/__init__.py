@@ -2,7 +2,9 @@
 wrong number, because of how its labels point, what the loss counts, or what attention lets it
 see. The text's entropy is known, so where the loss lands is the first clue; the decoded
 input -> label pairs, a probe of what early predictions depend on and the loss split by token
-type tell the causes apart."""
+type tell the causes apart. (The readings also hold on the drill's coin-flip text, where labels
+two rows ahead and a scored prompt cost no more than sound labels: the pairs are read from the
+measured label offset, and the loss split names the next-token floor first.)"""
 
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ def what_the_pairs_show(signature: Mapping[str, Any], error: str | None) -> str:
         return "padding-rows-scored"
     if signature.get("prompt_share"):
         return "prompt-rows-scored"
+    offset = signature.get("label_offset")
+    if offset is not None:  # measured since version 4: the rows' offset, read directly
+        return "label-two-rows-ahead" if offset == 2 else "label-is-next-row"
     response = signature.get("response_loss")
     next_floor = signature.get("next_token_entropy") or LN2
     two_step = signature.get("two_step_entropy") or 2 * LN2
@@ -65,10 +70,12 @@ def loss_by_token(signature: Mapping[str, Any], error: str | None) -> str:
         return "total-below-real-tokens"
     if real < (1 - DILUTED) * response:
         return "real-tokens-below-response"
-    if abs(response - two_step) <= ON_FLOOR * two_step:
-        return "response-at-two-step-floor"
+    # The next-token floor first: on the coin-flip text the two floors are one number, and
+    # the loss split cannot say which one the response sits on.
     if abs(response - next_floor) <= ON_FLOOR * next_floor:
         return "response-at-next-token-floor"
+    if abs(response - two_step) <= ON_FLOOR * two_step:
+        return "response-at-two-step-floor"
     return "response-off-every-floor"
 
 
