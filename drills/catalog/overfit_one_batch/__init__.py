@@ -10,6 +10,12 @@ that has drifted further from the one loaded, while the loss can fall to zero as
 run's does; and dropout and input noise left on but the seed reset before every step draw the
 same noise and the same masks each time, so the inputs are bit for bit the first step's and
 the batch is memorised as that one draw shows it.
+
+Three more bugs mimic others on the loss alone (issue 27: the symptom must not decide): a loop
+that takes a new batch from its loader at every step stalls at chance as re-shuffled labels do;
+a score regressed with the output pooled over the batch settles at the target variance as a
+broadcast prediction does; and a batch sliced from where the data ends holds no example, so it
+fails with 0/0 as a fully masked batch does.
 """
 
 from __future__ import annotations
@@ -36,6 +42,9 @@ BUGS = (
     "randomness-on",
     "batch-edited-in-place",
     "randomness-reseeded",
+    "fresh-batch-each-step",
+    "batch-averaged-output",
+    "empty-slice",
 )
 
 # Thresholds diagnose() reads the numbers with.
@@ -62,7 +71,7 @@ class OverfitOneBatch(Drill):
         "batch; yours may carry one of several data bugs. Choose a bug, the batch size and the "
         "learning rate, predict where the loss will settle, then run it."
     )
-    version = "2"
+    version = "3"
     healthy = "fits"
     signature_type = OverfitSignature
     knobs = (
@@ -83,7 +92,9 @@ class OverfitOneBatch(Drill):
             "label masked as padding; dropout and input-noise augmentation left on; input "
             "noise added with += to the features the loop takes from its batch dict each "
             "step; dropout and input noise left on, with torch.manual_seed called before "
-            "every step.",
+            "every step; a new batch fetched from the loader at every step; the score "
+            "regressed with the output pooled over the batch; the batch sliced from where the "
+            "data ends, so it is empty.",
             choices=BUGS,
         ),
         Knob(
@@ -113,9 +124,15 @@ class OverfitOneBatch(Drill):
             "best answer is the mean target: the loss stalls at the target variance.",
         ),
         Hypothesis(
+            "batch-averaged",
+            "The output is pooled over the batch before the loss: one prediction stands for "
+            "every example, and the best it can do is the mean target, so the loss stalls at "
+            "the target variance.",
+        ),
+        Hypothesis(
             "nothing-supervised",
-            "No target survives the mask, so there is nothing to learn from and the mean loss "
-            "is zero divided by zero.",
+            "No target reaches the loss (every label masked, or no example in the batch), so "
+            "there is nothing to learn from and the mean loss is zero divided by zero.",
         ),
         Hypothesis(
             "randomness",
@@ -184,8 +201,10 @@ class OverfitOneBatch(Drill):
         Observation("final_p_correct", "Probability of the correct class at the end"),
         Observation("weight_change", "How far the weights moved, relative to their size"),
         Observation("supervised_targets", "Targets that count in the loss"),
+        Observation("prediction_rows", "Rows of the prediction the loss is given"),
         Observation("nonfinite_step", "First step whose loss was not finite"),
         Observation("batch_changed_steps", "Steps whose batch differed from the first step's"),
+        Observation("changed_tensors", "Tensors of the batch that changed between steps"),
         Observation("input_changed_steps", "Steps whose model input differed from the first's"),
         Observation("rng_changed_steps", "Steps that began from another random state"),
         Observation("batch_drift", "How far the batch ended from the one loaded, relative"),
@@ -231,7 +250,12 @@ class OverfitOneBatch(Drill):
         eval_loss = signature.get("eval_loss")
         if eval_loss is not None and eval_loss < EVAL_GAP * final:
             return "randomness"
-        floors = (("target_variance", "shape-broadcast"), ("label_entropy", "labels-detached"))
+        # A prediction pooled over the batch settles where a broadcast one does: its shape tells.
+        pooled = signature.get("prediction_rows") == 1 and (signature.get("examples") or 0) > 1
+        floors = (
+            ("target_variance", "batch-averaged" if pooled else "shape-broadcast"),
+            ("label_entropy", "labels-detached"),
+        )
         for reference, key in floors:
             floor = signature.get(reference)
             if floor is not None and abs(final - floor) <= PLATEAU_BAND * floor:

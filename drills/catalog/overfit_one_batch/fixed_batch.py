@@ -36,6 +36,7 @@ class FixedBatchWatch:
         self.steps = 0
         self.batch_changed = self.input_changed = self.rng_changed = 0
         self.first_changed_step: int | None = None
+        self.changed_keys: set[str] = set()  # which of the batch's tensors ever differed
         self.augmented = False
 
     def step_starts(self, held: Held) -> None:
@@ -46,6 +47,11 @@ class FixedBatchWatch:
         elif not torch.equal(rng, self.first_rng):
             self.rng_changed += 1
         if not _same(held, self.first_batch):
+            self.changed_keys |= {
+                key
+                for key in held
+                if key not in self.first_batch or not torch.equal(held[key], self.first_batch[key])
+            }
             self.batch_changed += 1
             if self.first_changed_step is None:
                 self.first_changed_step = self.steps
@@ -64,6 +70,7 @@ class FixedBatchWatch:
         """The counts, and how far the held features ended from the batch as it was loaded."""
         signature.batch_changed_steps = self.batch_changed
         signature.first_batch_change = self.first_changed_step
+        signature.changed_tensors = ", ".join(sorted(self.changed_keys)) or None
         signature.input_changed_steps = self.input_changed
         signature.rng_changed_steps = self.rng_changed
         signature.inputs_augmented = self.augmented

@@ -49,6 +49,12 @@ def make_batch(config: OverfitConfig, generator: torch.Generator) -> Batch:
     return Batch(features=features, labels=labels, scores=scores)
 
 
+def empty_slice(batch: Batch) -> Batch:
+    """The batch cut from where its data ends (data[n:] for data[:n]): columns, but no rows."""
+    n = len(batch.labels)
+    return Batch(features=batch.features[n:], labels=batch.labels[n:], scores=batch.scores[n:])
+
+
 class MLP(nn.Module):
     def __init__(self, config: OverfitConfig, outputs: int) -> None:
         super().__init__()
@@ -116,13 +122,18 @@ def describe_inputs(batch: Batch, targets: torch.Tensor, bug: str) -> dict[str, 
             "features": list(batch.features.shape),
             "labels": list(batch.labels.shape),
             "scores": list(batch.scores.shape),
-            "prediction": [len(batch.labels), 1] if bug == "broadcast-target" else None,
+            "prediction": {
+                "broadcast-target": [len(batch.labels), 1],
+                "batch-averaged-output": [1],
+            }.get(bug),
         },
         "sha256": batch_digest(batch),
         "examples": examples,
         "note": {
             "shuffled-labels": "the targets in the loss are re-permuted every step",
             "broadcast-target": "the loss regresses the score with a (N, 1) prediction",
+            "batch-averaged-output": "the score is regressed with the output pooled over the batch",
             "all-padding": f"every label is replaced by the padding value {PADDING}",
+            "empty-slice": "the batch is sliced from where the data ends",
         }.get(bug),
     }

@@ -10,6 +10,9 @@ from drills.core.contract import Signature
 @dataclass
 class OverfitSignature(Signature):
     examples: int | None = None
+    # Rows of the prediction the loss is given: one per example, or 1 when the output is pooled
+    # over the batch.
+    prediction_rows: int | None = None
     supervised_targets: int | None = None  # None when a score is regressed (no class targets)
     steps_run: int | None = None
     initial_loss: float | None = None
@@ -29,6 +32,7 @@ class OverfitSignature(Signature):
     # (drills/catalog/overfit_one_batch/fixed_batch.py):
     batch_changed_steps: int | None = None  # steps whose held batch (the dict) had changed
     first_batch_change: int | None = None  # the first such step
+    changed_tensors: str | None = None  # which of the batch's tensors changed ("features, labels")
     input_changed_steps: int | None = None  # steps whose model input differed
     rng_changed_steps: int | None = None  # steps starting from another random state
     inputs_augmented: bool | None = None  # the model's input is not the batch itself (noise)

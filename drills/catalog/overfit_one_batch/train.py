@@ -20,6 +20,7 @@ from drills.catalog.overfit_one_batch.setup import (
     OverfitConfig,
     broadcast_mse,
     describe_inputs,
+    empty_slice,
     entropy_of_labels,
     make_batch,
     probability_of_true_class,
@@ -40,11 +41,13 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     run = Run(seed, report)
     bug, classes = config.bug, config.classes
     batch = make_batch(config, run.data_rng)
-    regress_score = bug == "broadcast-target"
+    regress_score = bug in ("broadcast-target", "batch-averaged-output")
+    averaged = bug == "batch-averaged-output"
     # Reseeded, the randomness is on as well: the seed set before each step makes it repeat.
     randomness_on = bug in ("randomness-on", "randomness-reseeded")
     reseeded = bug == "randomness-reseeded"
     edited_in_place = bug == "batch-edited-in-place"
+    fresh = bug == "fresh-batch-each-step"
 
     # What the loss compares the predictions with.
     loss_fn: LossFn
@@ -53,6 +56,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         targets = batch.scores
 
         def loss_fn(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+            if averaged:
+                # The bug: the output is pooled over dim 0, the batch, so one prediction
+                # stands for every example and the loss can only reach the target variance.
+                prediction = prediction.mean(dim=0)
             value, caught = broadcast_mse(prediction, target)
             torch_warnings.update(caught)  # keep torch's warning as evidence
             return value
@@ -62,6 +69,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         targets = batch.labels.clone()
         if bug == "all-padding":
             targets.fill_(PADDING)
+        if bug == "empty-slice":
+            # The bug: the one batch is sliced from where the data ends: no example in it.
+            batch = empty_slice(batch)
+            targets = batch.labels
         loss_fn, outputs = F.cross_entropy, config.classes
 
     model = MLP(config, outputs)
@@ -71,7 +82,8 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     model.train(randomness_on)
 
     signature = OverfitSignature(
-        examples=config.examples,
+        examples=len(batch.labels),
+        prediction_rows=1 if averaged else len(batch.labels),
         supervised_targets=int((targets != PADDING).sum()) if not regress_score else None,
         chance_loss=math.log(config.classes),
         label_entropy=None if regress_score else entropy_of_labels(batch.labels, classes),
@@ -84,6 +96,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         message = (
             f"no supervised targets: all {config.examples} labels are masked as padding "
             f"(ignore_index={PADDING}), so the mean cross-entropy is 0/0 = {raw.item()}; "
+            "there is nothing to train on"
+            if len(targets)
+            else f"no supervised targets: the batch holds no example (features "
+            f"{list(batch.features.shape)}), so the mean cross-entropy is 0/0 = {raw.item()}; "
             "there is nothing to train on"
         )
         signature.raw_loss_finite = bool(torch.isfinite(raw))
@@ -98,6 +114,11 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     for step in range(config.steps):
         if reseeded:
             torch.manual_seed(config.reseed)  # the same seed before every step
+        if fresh and step > 0:
+            # The bug: the loop asks the loader for its next batch at every step, and the
+            # loader draws a new one, so no batch is ever seen twice.
+            fresh_batch = make_batch(config, run.data_rng)
+            held = {"features": fresh_batch.features, "labels": fresh_batch.labels}
         watch.step_starts(held)
         x = held["features"]
         if edited_in_place:
@@ -107,7 +128,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         if randomness_on:
             x = x + config.augment_noise * torch.randn_like(x)  # fresh noise every step
         watch.model_input(x, held)
-        step_targets = targets
+        step_targets = held["labels"]
         if bug == "shuffled-labels":
             step_targets = targets[torch.randperm(config.examples)]
 
@@ -125,7 +146,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
 
         run.log("loss", step, loss.item())
         if not regress_score:
-            run.log("p_correct", step, probability_of_true_class(output, batch.labels))
+            run.log("p_correct", step, probability_of_true_class(output, held["labels"]))
         run.log("grad_norm", step, grad_norm)
 
     # Re-measure the final weights without training noise, against the true targets.

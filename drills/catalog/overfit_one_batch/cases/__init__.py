@@ -1,60 +1,22 @@
 """Cases on the overfit-one-batch drill: one fixed batch that will not go to zero, a batch that
 does but is measured through noise, and a check that reaches zero on a batch that was not the
-same from step to step. The height where the loss stops, what the loss is actually compared
-with, the same weights measured without noise, and the batch set beside the first step's tell
-the causes apart."""
+same from step to step. Each plateau has a look-alike from another bug (a batch fetched anew
+at every step stalls where re-shuffled labels do, an output pooled over the batch where a
+broadcast prediction does, an empty batch fails as a fully masked one does). The height where
+the loss stops, what the loss is actually compared with (shapes included), the same weights
+measured without noise, and the batch set beside the first step's tell the causes apart. The
+experiments' readings are in readings.py."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
-from drills.catalog.overfit_one_batch import DRILL
-
-NEAR_ZERO = 0.1  # the drill's own "memorised" line
-
-
-def clean_remeasure(signature: Mapping[str, Any], error: str | None) -> str:
-    """The final weights measured in eval mode on the clean batch, against the training loss."""
-    final, clean = signature.get("final_loss"), signature.get("eval_loss")
-    if final is None or clean is None:
-        return "no-loss-to-measure"
-    if final > NEAR_ZERO and clean < 0.5 * final:
-        return "clean-far-below-training"
-    return "clean-matches-training"
-
-
-def what_the_loss_compares(signature: Mapping[str, Any], error: str | None) -> str:
-    """What the targets handed to the loss are: class labels, numeric scores, or nothing."""
-    if signature.get("supervised_targets") == 0:
-        return "every-target-masked"
-    if signature.get("target_variance") is not None:
-        return "numeric-scores"
-    return "class-labels"
-
-
-def batch_against_first(signature: Mapping[str, Any], error: str | None) -> str:
-    """Each step's batch, compared bit for bit with the first step's."""
-    changed = signature.get("batch_changed_steps")
-    if changed is None:
-        return "no-steps"
-    return "changes-between-steps" if changed > 0 else "same-at-every-step"
-
-
-def plateau_reading(signature: Mapping[str, Any], error: str | None) -> str:
-    """The drill's reading of the run from its loss alone: the batch check left out, since the
-    numbers this experiment shows (the plateau, the reference levels, the weights' movement)
-    say nothing about whether the batch changed."""
-    return DRILL.diagnose({**signature, "batch_changed_steps": None}, error)
-
-
-def memorised_or_not(signature: Mapping[str, Any], error: str | None) -> str:
-    final = signature.get("final_loss")
-    if error is not None or final is None:
-        return "run-stopped"
-    return "near-zero" if final < NEAR_ZERO else "stays-above-zero"
-
+from drills.catalog.overfit_one_batch.cases.readings import (
+    batch_against_first,
+    clean_remeasure,
+    memorised_or_not,
+    plateau_reading,
+    what_the_loss_compares,
+)
 
 CASE_SET = CaseSet(
     drill="overfit-one-batch",
@@ -111,6 +73,32 @@ CASE_SET = CaseSet(
             "batch-drifts",
             fix="copy-the-batch",
         ),
+        Cause(
+            "loader-called-each-step",
+            "data",
+            "The loop asks the loader for a batch at every step instead of reusing the first, "
+            "and the loader hands out a new one each time: no batch is ever seen twice.",
+            {"bug": "fresh-batch-each-step"},
+            "batch-drifts",
+            fix="reuse-the-first-batch",
+        ),
+        Cause(
+            "output-pooled-over-batch",
+            "loss",
+            "The model's output is averaged over the batch dimension before the loss, so one "
+            "prediction stands for every example.",
+            {"bug": "batch-averaged-output"},
+            "batch-averaged",
+            fix="one-output-per-example",
+        ),
+        Cause(
+            "batch-sliced-empty",
+            "data",
+            "The one batch is sliced from where the data ends, so it holds no example at all.",
+            {"bug": "empty-slice"},
+            "nothing-supervised",
+            fix="slice-from-the-start",
+        ),
     ),
     experiments=(
         Experiment(
@@ -127,7 +115,7 @@ CASE_SET = CaseSet(
             "Look at what the loss is given",
             "Print the shapes and a few decoded (input, label, target in the loss) triples.",
             shows=("inputs", "numbers"),
-            observations=("supervised_targets",),
+            observations=("supervised_targets", "prediction_rows"),
             reading=what_the_loss_compares,
         ),
         Experiment(
@@ -164,7 +152,12 @@ CASE_SET = CaseSet(
             "Keep a clone of the batch as the first step reads it and compare the batch of every "
             "later step with it, tensor by tensor and bit for bit: is the fixed batch fixed?",
             shows=("numbers",),
-            observations=("batch_changed_steps", "first_batch_change", "batch_drift"),
+            observations=(
+                "batch_changed_steps",
+                "first_batch_change",
+                "changed_tensors",
+                "batch_drift",
+            ),
             reading=batch_against_first,
         ),
     ),
@@ -199,6 +192,23 @@ CASE_SET = CaseSet(
             Change(replace={"bug": {"batch-edited-in-place": "none"}}),
         ),
         Fix(
+            "reuse-the-first-batch",
+            "Take one batch from the loader before the loop and train on that batch at every step.",
+            Change(replace={"bug": {"fresh-batch-each-step": "none"}}),
+        ),
+        Fix(
+            "one-output-per-example",
+            "Drop the pooling over the batch dimension and squeeze the output to (N,), so each "
+            "example gets its own prediction.",
+            Change(replace={"bug": {"batch-averaged-output": "none"}}),
+        ),
+        Fix(
+            "slice-from-the-start",
+            "Slice the batch from the start of the data (data[:n]), and check its size before "
+            "training.",
+            Change(replace={"bug": {"empty-slice": "none"}}),
+        ),
+        Fix(
             "lower-learning-rate",
             "Lower the learning rate tenfold: the steps are too large to settle.",
             Change(scale={"lr": 0.1}),
@@ -225,15 +235,21 @@ CASES = (
         "examples, expecting the loss to reach zero in a few hundred steps. The same code trained "
         "fine last week.",
         CASE_SET,
-        causes=("labels-reshuffled", "loop-is-sound", "noise-left-on"),
+        causes=(
+            "labels-reshuffled",
+            "loop-is-sound",
+            "noise-left-on",
+            "loader-called-each-step",
+            "batch-written-into",
+        ),
     ),
     Case(
         "an-adapted-loop",
         "An adapted sanity loop",
-        "You adapted the one-batch sanity loop for a new model and ran it on eight examples. Does "
-        "the adapted loop still fit its batch?",
+        "You adapted the one-batch sanity loop for a new model and set it to train on eight "
+        "examples. Does the adapted loop still fit its batch?",
         CASE_SET,
-        causes=("shape-mismatch", "all-masked"),
+        causes=("shape-mismatch", "all-masked", "output-pooled-over-batch", "batch-sliced-empty"),
     ),
     Case(
         "a-colleagues-overfit-check",
@@ -241,7 +257,13 @@ CASES = (
         "A colleague ran the overfit check on eight examples and asks you whether the model is too"
         " small before they go on.",
         CASE_SET,
-        causes=("noise-left-on", "loop-is-sound", "labels-reshuffled"),
+        causes=(
+            "noise-left-on",
+            "loop-is-sound",
+            "labels-reshuffled",
+            "batch-written-into",
+            "loader-called-each-step",
+        ),
     ),
     Case(
         "a-check-that-passed",

@@ -1,0 +1,81 @@
+"""The overfit drill's look-alike bugs (issue 27 point 3): a loop that fetches a new batch at
+every step stalls at chance as re-shuffled labels do; an output pooled over the batch settles
+at the target variance as a broadcast prediction does; a batch sliced empty fails as a fully
+masked one does. Each keeps its own mechanism, and the evidence that tells it from its twin."""
+
+import functools
+import math
+from typing import Any
+
+import pytest
+
+from drills.catalog.overfit_one_batch.cases.readings import (
+    batch_against_first,
+    what_the_loss_compares,
+)
+from tests.drills.runs import run_drill
+
+SEEDS = range(5)
+SLUG = "overfit-one-batch"
+
+
+@functools.cache
+def record(bug: str, seed: int = 0, **knobs: Any) -> dict[str, Any]:
+    return run_drill(SLUG, {"bug": bug, **knobs}, seed)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_new_batch_every_step_stalls_at_chance_and_the_batch_check_sees_it(seed: int) -> None:
+    run = record("fresh-batch-each-step", seed)
+    sig = run["signature"]
+    assert sig["final_loss"] == pytest.approx(math.log(4), rel=0.1)  # nothing carries over
+    assert sig["batch_changed_steps"] == sig["steps_run"] - 1  # every step after the first
+    assert run["observed"] == "batch-drifts"
+    # The twin it mimics: the same height, but on a batch that never changes.
+    shuffled = record("shuffled-labels", seed)["signature"]
+    assert shuffled["batch_changed_steps"] == 0
+    assert sig["final_loss"] == pytest.approx(shuffled["final_loss"], rel=0.05)
+    # And what changed is the whole batch, labels too, where an edit in place moves features.
+    assert sig["changed_tensors"] == "features, labels"
+    assert batch_against_first(sig, None) == "labels-change-too"
+    edited = record("batch-edited-in-place", seed)["signature"]
+    assert edited["changed_tensors"] == "features"
+    assert batch_against_first(edited, None) == "features-change"
+    assert batch_against_first(shuffled, None) == "same-at-every-step"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_an_output_pooled_over_the_batch_settles_where_a_broadcast_does(seed: int) -> None:
+    pooled, broadcast = record("batch-averaged-output", seed), record("broadcast-target", seed)
+    sig = pooled["signature"]
+    assert sig["final_loss"] == pytest.approx(sig["target_variance"], rel=0.05)
+    assert sig["final_loss"] == pytest.approx(broadcast["signature"]["final_loss"], rel=0.01)
+    assert sig["prediction_rows"] == 1
+    assert broadcast["signature"]["prediction_rows"] == 8
+    assert pooled["inputs"]["shapes"]["prediction"] == [1]
+    assert pooled["observed"] == "batch-averaged"
+    assert broadcast["observed"] == "shape-broadcast"
+    reading = what_the_loss_compares
+    assert reading(sig, None) == "one-score-for-the-batch"
+    assert reading(broadcast["signature"], None) == "one-score-per-example"
+
+
+def test_a_pooled_output_on_one_example_fits() -> None:
+    # The mean of one prediction is that prediction: nothing to see with a single example.
+    run = record("batch-averaged-output", examples=1)
+    assert run["signature"]["final_loss"] < 0.05
+    assert run["observed"] == "fits"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_batch_sliced_empty_fails_as_a_masked_one_does(seed: int) -> None:
+    empty, masked = record("empty-slice", seed), record("all-padding", seed)
+    assert empty["status"] == masked["status"] == "error"
+    assert "no supervised targets" in empty["error"]
+    assert "holds no example" in empty["error"]
+    assert empty["metrics"] == masked["metrics"] == {}
+    assert empty["signature"]["supervised_targets"] == 0
+    assert empty["inputs"]["shapes"]["features"] == [0, 16]
+    assert empty["observed"] == masked["observed"] == "nothing-supervised"
+    assert what_the_loss_compares(empty["signature"], empty["error"]) == "no-example-in-batch"
+    assert what_the_loss_compares(masked["signature"], None) == "every-target-masked"
