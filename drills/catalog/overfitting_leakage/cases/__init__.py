@@ -83,6 +83,7 @@ CASE_SET = CaseSet(
             {"leak": 1.0},
             "leakage",
             fix="deduplicate-split",
+            exercise="overfitting-honest-early-stop",
         ),
         Cause(
             "crushing-weight-decay",
