@@ -18,9 +18,8 @@ from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseRun
 from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle
-from app.runs.attempts import not_dispatched
 from app.runs.fair_share import priority_of, take_turn
-from app.runs.models import Attempt
+from app.runs.models import Attempt, AttemptStatus
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
 from drills.exercises.record import exercise_command
@@ -134,7 +133,13 @@ def send_run(
             priority=priority_of(attempt.queue_turn),
         )
     except Exception as error:
-        not_dispatched(session, attempt, error)
+        # Ended the one way runs end, so that what waits on it (a case answered in code) hears.
+        unended = lifecycle.lock_unended(session, attempt.id)
+        if unended is not None:
+            reason = f"Could not dispatch the run to a worker: {error}"
+            lifecycle.end_run(session, unended, status=AttemptStatus.failed, error=reason)
+            session.commit()
+            session.refresh(attempt)
     return attempt
 
 
