@@ -5,7 +5,8 @@ page offers a code verdict from these links (app/exercises/case_verdict.py)."""
 import pytest
 
 from drills.cases.contract import CaseSet
-from drills.cases.registry import all_cases
+from drills.cases.registry import all_cases, get_case
+from drills.cases.scoring import Diagnosis, score_case
 from drills.exercises.registry import UnknownExercise, get_exercise
 
 
@@ -52,3 +53,24 @@ def test_a_case_offers_the_exercises_of_all_its_causes_whatever_the_draw() -> No
             if case.case_set.cause(key).exercise is not None
         }
         assert set(case.exercises()) == expected
+
+
+@pytest.mark.parametrize(
+    ("drawn", "named", "exercise", "passed", "verified"),
+    [
+        ("labels-reshuffled", "labels-reshuffled", "overfit-shuffled-pairs", True, True),
+        ("labels-reshuffled", "labels-reshuffled", "overfit-shuffled-pairs", False, False),
+        ("labels-reshuffled", "loop-is-sound", "overfit-shuffled-pairs", True, False),
+        ("noise-left-on", "noise-left-on", "overfit-shuffled-pairs", True, False),
+    ],
+    ids=["right", "judge-failed", "wrong-cause", "another-causes-loop"],
+)
+def test_a_code_verdict_earns_the_fix_point_only_for_the_drawn_causes_own_exercise(
+    drawn: str, named: str, exercise: str, passed: bool, verified: bool
+) -> None:
+    case = get_case("a-sanity-check")
+    diagnosis = Diagnosis(drawn, (), case.case_set.experiments[0].key, "", "")
+    score = score_case(case, drawn, diagnosis, [], named, passed, 3, fix_key="", exercise=exercise)
+    assert score.fix_verified is verified
+    assert score.exercise_fits is (case.cause(drawn).exercise == exercise)
+    assert score.as_dict()["exercise"] == exercise
