@@ -20,12 +20,17 @@ from drills.exercises.starter_diff import diff_from_starter
 
 def offered(case: Case, case_attempt: CaseAttempt) -> list[dict[str, str]]:
     """The code verdicts the case offers: from all its causes, never from the drawn one."""
-    links = []
-    for slug in case.exercises():
-        exercise = get_exercise(slug)
-        url = f"/cases/attempts/{case_attempt.id}/code/{slug}"
-        links.append({"title": exercise.title, "url": url})
-    return links
+    # Neutral words, not the exercise's title: a title names its drill, which the page keeps to
+    # itself before the verdict (drills/cases/evidence.py telltales).
+    slugs = case.exercises()
+    return [
+        {
+            "title": "Open the loop in the editor"
+            + (f" ({number} of {len(slugs)})" if len(slugs) > 1 else ""),
+            "url": f"/cases/attempts/{case_attempt.id}/code/{slug}",
+        }
+        for number, slug in enumerate(slugs, start=1)
+    ]
 
 
 def code_run_of(session: Session, case_attempt_id: int) -> tuple[Attempt, ExerciseRun] | None:

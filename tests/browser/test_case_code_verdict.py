@@ -40,7 +40,7 @@ def test_a_case_ends_in_code_and_the_reveal_shows_both_diffs(page: Page, live_se
     expect(page.locator("#experiments")).to_be_visible()
     case_runs_settled(page)
 
-    page.locator("#code-verdicts").get_by_role("link", name=EXERCISE.title).click()
+    page.locator("#code-verdicts").get_by_role("link", name="Open the loop in the editor").click()
     expect(page.get_by_role("heading", name="Fix it in code", level=1)).to_be_visible()
     expect(page.locator(".cm-editor")).to_be_visible()  # the exercise pages' editor
     page.locator("#code-verdict-form").get_by_label(re.compile("re-permuted")).check()

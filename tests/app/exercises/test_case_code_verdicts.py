@@ -17,6 +17,7 @@ from app.cases.models import CaseAttempt, CaseRun, CaseRunKind
 from app.cases.views import option_of
 from app.exercises.models import ExerciseRun
 from app.runs.models import Attempt
+from drills.cases.evidence import leaks
 from drills.cases.registry import get_case
 from drills.exercises.registry import get_exercise
 from drills.sandbox import available
@@ -79,6 +80,7 @@ def test_the_right_cause_and_passing_code_earn_the_fix_point(client: TestClient)
     case_attempt_id = ready_case(client, OWN)
     page = client.get(f"/cases/attempts/{case_attempt_id}").text
     assert f'href="{url(case_attempt_id)}"' in page
+    assert leaks(CASE, page) == []  # the link's words name no drill
     editor = client.get(url(case_attempt_id))
     assert editor.status_code == 200 and "data-code-editor" in editor.text
     assert submit(client, case_attempt_id, OWN, EXERCISE.solution).status_code == 303
