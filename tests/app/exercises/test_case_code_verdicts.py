@@ -93,6 +93,8 @@ def test_the_right_cause_and_passing_code_earn_the_fix_point(client: TestClient)
     assert 'id="learner-diff"' in page and 'id="reference-diff"' in page
     assert "order = torch.randperm(len(features))" in page
     assert "check-pass" in page and "the judge passed your code" in page
+    after = client.get(url(case_attempt_id)).text
+    assert "The verdict for this attempt is in" in after and "code-verdict-form" not in after
 
 
 @pytest.mark.parametrize(
@@ -121,6 +123,7 @@ def test_bad_input_names_the_field_and_stores_nothing(client: TestClient) -> Non
     # Before the diagnosis: refused, and nothing stored.
     early = submit(client, case_attempt_id, OWN, EXERCISE.solution)
     assert early.status_code == 409 and "diagnosis" in early.text
+    assert "The diagnosis comes first" in client.get(url(case_attempt_id)).text
     wait_until_runs_end(client, case_attempt_id)
     diagnosed = client.post(f"/cases/attempts/{case_attempt_id}/diagnosis", data=diagnosis_of(CASE))
     assert diagnosed.is_success
