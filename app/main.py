@@ -29,6 +29,7 @@ from app.core.db import make_engine
 from app.core.migrate import check_schema_is_current
 from app.core.private_files import private_database, private_directory
 from app.exercises import api as exercise_api
+from app.exercises import case_verdict_routes as exercise_case_verdicts
 from app.exercises import routes as exercise_routes
 from app.grading import comment_routes as saved_comments
 from app.grading import routes as reviews
@@ -223,6 +224,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(case_evidence.api_router)
     app.include_router(exercise_api.api_router)
     app.include_router(exercise_routes.router)
+    app.include_router(exercise_case_verdicts.router)
     return app
 
 

@@ -8,6 +8,7 @@ from sqlmodel import Session, col, select
 
 from app.cases.models import CaseAttempt, CaseRun, CaseRunKind, CaseStage
 from app.core.row_locks import lock_row
+from app.exercises.models import ExerciseRun
 from app.models.time import utcnow
 from app.runs.models import Attempt
 from drills.cases.registry import UnknownCase, get_case
@@ -64,9 +65,17 @@ def reveal_after_run(session: Session, attempt: Attempt) -> CaseAttempt | None:
     except UnknownCase:  # retired while its fix ran: reveal without a score
         case = None
     if case is not None and diagnosis is not None and case_attempt.named_cause is not None:
-        healed = attempt.status == "succeeded" and case.case_set.healed(
-            attempt.signature or {}, attempt.error
-        )
+        if attempt.exercise_slug is not None:
+            # A code verdict: the exercise's judge decides (its hook stored the judgement just
+            # before this one ran); a run that crashed or timed out was never judged.
+            judged = session.exec(
+                select(ExerciseRun.judgement).where(ExerciseRun.attempt_id == attempt.id)
+            ).first()
+            healed = attempt.status == "succeeded" and judged == "passed"
+        else:
+            healed = attempt.status == "succeeded" and case.case_set.healed(
+                attempt.signature or {}, attempt.error
+            )
         score = score_case(
             case,
             case_attempt.cause,
@@ -76,6 +85,7 @@ def reveal_after_run(session: Session, attempt: Attempt) -> CaseAttempt | None:
             healed,
             case_attempt.budget,
             fix_key=case_attempt.fix_key or "",
+            exercise=attempt.exercise_slug,
         )
         case_attempt.score = score.as_dict()
     case_attempt.revealed_at = utcnow()

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.cases import code_reveal
 from app.cases import records as case_records
 from app.cases import service as cases
 from app.cases.models import CaseAttempt, CaseRun, CaseRunKind, CaseStage
@@ -120,6 +121,7 @@ def case_page_context(session: Session, case_attempt: CaseAttempt) -> dict[str, 
         "causes": cause_options(case_set),
         "experiments": case_set.experiments,
         "fixes": case_set.fixes,
+        "code_verdicts": code_reveal.offered(case, case_attempt),
         "spent": spent,
         "left": max(case_attempt.budget - len(spent), 0),
         "diagnosis": diagnosis,
@@ -141,6 +143,7 @@ def case_page_context(session: Session, case_attempt: CaseAttempt) -> dict[str, 
     }
     if revealed:
         context |= reveal_context(case, case_attempt, runs)
+        context |= code_reveal.revealed_code(session, case, case_attempt)
     return context
 
 

@@ -17,6 +17,7 @@ from app.runs.streams import StreamSource, event_stream
 from app.web.deps import BrokerDep, CurrentUser, EngineDep, RunnerDep, SessionDep
 from drills.exercises.record import CODE_FILE
 from drills.exercises.registry import all_exercises
+from drills.exercises.starter_diff import diff_from_starter
 
 api_router = APIRouter(prefix="/api/exercises", tags=["exercises"])
 
@@ -177,5 +178,5 @@ def show_solution(exercise: ExerciseDep, session: SessionDep, user: CurrentUser)
         raise HTTPException(status_code=409, detail=str(error)) from None
     return {
         "solution": exercise.solution,
-        "diff": service.diff_from_starter(exercise, exercise.solution, to="solution.py"),
+        "diff": diff_from_starter(exercise, exercise.solution, to="solution.py"),
     }

@@ -6,7 +6,6 @@ sent to a worker. The worker judges the code in a sandbox and its record carries
 which app/exercises/judgements.py writes in the same transaction that ends the attempt.
 """
 
-import difflib
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -20,12 +19,12 @@ from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseHelpStep, Exerc
 from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle
-from app.runs.attempts import not_dispatched
 from app.runs.fair_share import priority_of, take_turn
-from app.runs.models import Attempt
+from app.runs.models import Attempt, AttemptStatus
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
 from drills.exercises.record import exercise_command
+from drills.exercises.starter_diff import diff_from_starter
 
 # What a stored exercise run answers in the fields an attempt has for a prediction: it made none.
 NO_HYPOTHESIS = "exercise"
@@ -55,17 +54,6 @@ def validated_code(raw: object) -> str:
     return raw
 
 
-def diff_from_starter(exercise: Exercise, code: str, *, to: str = "your code") -> str:
-    """A unified diff, starter -> code (empty when they are the same)."""
-    lines = difflib.unified_diff(
-        exercise.starter.splitlines(keepends=True),
-        code.splitlines(keepends=True),
-        fromfile="starter.py",
-        tofile=to,
-    )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-
 def help_of(session: Session, *, learner_id: int, exercise: Exercise) -> ExerciseHelp:
     """The learner's help on the exercise (an unsaved empty one if they took none)."""
     found = session.exec(
@@ -81,6 +69,22 @@ def start_run(
 ) -> Attempt:
     """Store and send one run of the learner's code; raise InvalidCode or TooManyRuns first."""
     text = validated_code(code)
+    attempt = store_run(session, runner, exercise=exercise, learner_id=learner_id, code=text)
+    session.commit()
+    return send_run(session, runner, attempt, exercise=exercise, code=text)
+
+
+def store_run(
+    session: Session,
+    runner: AttemptRunner,
+    *,
+    exercise: Exercise,
+    learner_id: int,
+    code: str,
+    **belongs_to: int,
+) -> Attempt:
+    """Add a run of validated `code` and its ExerciseRun row to the session, uncommitted (the
+    caller commits it with whatever else the run belongs to: a case attempt's verdict)."""
     drill = get_drill(exercise.drill)
     turn = take_turn(session, learner_id=learner_id, limit=runner.runs_per_learner)
     # The server draws the seed: the hidden seeds the judge trains on derive from it.
@@ -97,6 +101,7 @@ def start_run(
         command=exercise_command(exercise.slug, seed),
         hypothesis=NO_HYPOTHESIS,
         exercise_slug=exercise.slug,
+        **belongs_to,
     )
     session.flush()
     assert attempt.id is not None
@@ -104,27 +109,40 @@ def start_run(
         ExerciseRun(
             attempt_id=attempt.id,
             exercise_slug=exercise.slug,
-            code=text,
-            code_sha256=hashlib.sha256(text.encode()).hexdigest(),
-            diff=diff_from_starter(exercise, text),
+            code=code,
+            code_sha256=hashlib.sha256(code.encode()).hexdigest(),
+            diff=diff_from_starter(exercise, code),
             hints_taken=help_taken.hints_taken,
             solution_shown=help_taken.solution_shown_at is not None,
         )
     )
-    session.commit()
+    return attempt
+
+
+def send_run(
+    session: Session, runner: AttemptRunner, attempt: Attempt, *, exercise: Exercise, code: str
+) -> Attempt:
+    """Send a stored (committed) run to a worker, unless it is held back."""
     session.refresh(attempt)
     if attempt.held:
         return attempt  # held back: app/runs/backlog.py sends it when it may go
+    assert attempt.id is not None
     try:
         runner.submit_exercise(
             attempt_id=attempt.id,
             exercise=exercise.slug,
-            code=text,
-            seed=seed,
-            priority=priority_of(turn),
+            code=code,
+            seed=attempt.seed,
+            priority=priority_of(attempt.queue_turn),
         )
     except Exception as error:
-        not_dispatched(session, attempt, error)
+        # Ended the one way runs end, so that what waits on it (a case answered in code) hears.
+        unended = lifecycle.lock_unended(session, attempt.id)
+        if unended is not None:
+            reason = f"Could not dispatch the run to a worker: {error}"
+            lifecycle.end_run(session, unended, status=AttemptStatus.failed, error=reason)
+            session.commit()
+            session.refresh(attempt)
     return attempt
 
 

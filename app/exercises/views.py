@@ -16,6 +16,7 @@ from app.runs import evidence
 from app.runs.models import Attempt
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
+from drills.exercises.starter_diff import diff_from_starter
 from drills.sandbox import available as sandbox_available
 
 # The one chart of a run's page: what the harness measured while the learner's code trained.
@@ -57,7 +58,7 @@ def exercise_context(session: Session, *, exercise: Exercise, learner_id: int) -
             session, learner_id=learner_id, exercise=exercise
         ),
         "solution": exercise.solution if shown else None,
-        "solution_diff": service.diff_from_starter(exercise, exercise.solution, to="solution.py")
+        "solution_diff": diff_from_starter(exercise, exercise.solution, to="solution.py")
         if shown
         else None,
         # The editor opens on the learner's latest code, so a run never costs them their work.

@@ -73,6 +73,9 @@ class Cause:
     # draw): the tests hold every case to it.
     verdict: str
     fix: str  # the key of the fix that heals it (a healthy cause: "change-nothing")
+    # The slug of the drill's fix-the-loop exercise whose starter carries this cause's bug, when
+    # one does: the learner may then answer the case with code (a healthy cause has none).
+    exercise: str | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,12 @@ class Case:
     def fix_of(self, cause: str) -> str:
         """The key of the fix that heals `cause`."""
         return self.cause(cause).fix
+
+    def exercises(self) -> tuple[str, ...]:
+        """The exercises any of the case's causes names, in cause order, each once: what the
+        case page offers as a code verdict, the same whichever cause a draw planted."""
+        named = (self.case_set.cause(key).exercise for key in self.causes)
+        return tuple(dict.fromkeys(slug for slug in named if slug is not None))
 
     def families(self) -> set[str]:
         return {self.case_set.cause(key).family for key in self.causes}

@@ -42,6 +42,11 @@ class CaseScore:
     # Whether the chosen fix's run came back healthy at all (a harmless change on a healthy
     # draw does): the page must not say "did not produce a healthy run" of a healthy run.
     fix_healed: bool = False
+    # A code verdict: the exercise whose loop the learner fixed instead of picking a fix, and
+    # whether it is the drawn cause's own (code that passes another exercise's judge fixes a
+    # different bug, and earns no fix point).
+    exercise: str | None = None
+    exercise_fits: bool = False
 
     @property
     def points(self) -> int:
@@ -78,14 +83,24 @@ def score_case(
     budget: int,
     *,
     fix_key: str,
+    exercise: str | None = None,
 ) -> CaseScore:
-    """Score an attempt whose draw planted `cause` (one of the case's causes)."""
+    """Score an attempt whose draw planted `cause` (one of the case's causes). With `exercise`
+    the verdict was code: `fix_healed` then means the judge passed it, and the fix counts only
+    if the named cause is the drawn one and the exercise is that cause's."""
+    fits = exercise is not None and case.cause(cause).exercise == exercise
+    if exercise is None:
+        verified = fix_key == case.fix_of(cause) and fix_healed
+    else:
+        verified = fits and named_cause == cause and fix_healed
     return CaseScore(
         cause_named=named_cause == cause,
-        fix_verified=fix_key == case.fix_of(cause) and fix_healed,
+        fix_verified=verified,
         experiments_used=len(experiments),
         budget=budget,
         leading_right=diagnosis.leading == cause,
         experiments=tuple(score_experiment(case, diagnosis, key) for key in experiments),
         fix_healed=fix_healed,
+        exercise=exercise,
+        exercise_fits=fits,
     )

@@ -161,31 +161,39 @@ def add_exercise_run(
 
 
 def add_case_attempt(
-    engine: Engine, learner_id: int, *, stage: CaseStage = CaseStage.revealed, number: int = 1
+    engine: Engine,
+    learner_id: int,
+    *,
+    stage: CaseStage = CaseStage.revealed,
+    number: int = 1,
+    case_key: str = "a-fresh-head",
+    cause: str = "backbone-not-optimized",
 ) -> tuple[int, int]:
-    """A case attempt ("a-fresh-head"; by default revealed, with a diagnosis, verdict and
-    score) with its finished symptom run: (case attempt id, case run id)."""
+    """A case attempt (by default "a-fresh-head", revealed, with a diagnosis, verdict and
+    score) with its finished symptom run: (case attempt id, case run id). Another case of the
+    optimizer-membership drill may be named with one of its causes ("a-suspicious-checkpoint"
+    offers a code verdict)."""
     revealed = stage == CaseStage.revealed
     case_attempt_id = _save(
         engine,
         CaseAttempt(
             learner_id=learner_id,
-            case_key="a-fresh-head",
+            case_key=case_key,
             number=number,
-            cause="backbone-not-optimized",
+            cause=cause,
             seed=7,
             knobs={"exclude": "backbone"},
             stage=stage,
             diagnosis=None
             if stage == CaseStage.diagnosing
             else {
-                "leading": "backbone-not-optimized",
+                "leading": cause,
                 "alternatives": [],
                 "first_test": "update-sizes",
                 "intervention": "optimize every parameter",
                 "confirmation": "the backbone moves",
             },
-            named_cause="backbone-not-optimized" if revealed else None,
+            named_cause=cause if revealed else None,
             fix_key="optimize-all-parameters" if revealed else None,
             score={"cause_named": True, "fix_verified": True, "points": 4, "experiments": []}
             if revealed

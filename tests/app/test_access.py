@@ -97,6 +97,12 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/cases/attempts/{case_attempt_id}/verdict"): (
         LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
     ),
+    # A case answered in code (app/exercises/case_verdict_routes.py): its instructor reads the
+    # page (without the form); only the learner posts it.
+    ("GET", "/cases/attempts/{case_attempt_id}/code/{slug}"): READ_OWN_WORK,
+    ("POST", "/cases/attempts/{case_attempt_id}/code/{slug}"): (
+        LOGIN, INVALID, HIDDEN, HIDDEN, FORBIDDEN, FORBIDDEN,
+    ),
     ("POST", "/cases/attempts/{case_attempt_id}/review"): (
         LOGIN, FORBIDDEN, HIDDEN, HIDDEN, INVALID, INVALID,
     ),
@@ -158,6 +164,14 @@ MATRIX: dict[tuple[str, str], tuple[int, ...]] = {
     ),
 }  # fmt: skip
 
+# The exercise a path's {slug} names: the world's case offers its own drill's exercise.
+CASE_EXERCISE = "optimizer-new-head"
+
+
+def slug_for(path: str) -> str:
+    return CASE_EXERCISE if path.startswith("/cases/") else EXERCISE
+
+
 INVALID_FORMS = {
     "/attempts/{attempt_id}/cancel": {},
     "/api/attempts/{attempt_id}/cancel": {},
@@ -167,6 +181,7 @@ INVALID_FORMS = {
     "/cases/attempts/{case_attempt_id}/diagnosis": {"leading": "cause-99"},
     "/cases/attempts/{case_attempt_id}/experiments": {"experiment": "no-such-test"},
     "/cases/attempts/{case_attempt_id}/verdict": {"cause": "cause-99"},
+    "/cases/attempts/{case_attempt_id}/code/{slug}": {"cause": "cause-99", "code": "pass"},
     "/cases/attempts/{case_attempt_id}/review": {"decision": "maybe"},
     "/cohorts/{cohort_id}/case-budget": {"case_budget": "99"},
     "/cohorts/{cohort_id}/review-items": {"prompt": "", "answer": ""},
@@ -218,7 +233,10 @@ def world(anonymous: TestClient) -> Iterator[World]:
     add_attempt(engine, users["learner_b"], fixed=False)
     add_attempt(engine, users["learner_b"], fixed=True)
     submission_a = add_submission(engine, users["learner_a"], failed_a, fixed_a)
-    case_attempt_a, case_run_a = add_case_attempt(engine, users["learner_a"])
+    # A case that offers a code verdict (its code page is one of the case routes).
+    case_attempt_a, case_run_a = add_case_attempt(
+        engine, users["learner_a"], case_key="a-suspicious-checkpoint", cause="head-not-optimized"
+    )
     round_a = add_round(engine, users["learner_a"])
     exercise_run_a = add_exercise_run(engine, users["learner_a"])
     comment = add_saved_comment(engine, users["instructor"], "Name the state the bug changes.")
@@ -302,7 +320,7 @@ def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> No
     for (method, path), expected in MATRIX.items():
         parameter = id_parameter(path)
         for row_id in world.ids[parameter]:
-            url = fill(path, slug=EXERCISE, number=1, **{parameter: row_id})
+            url = fill(path, slug=slug_for(path), number=1, **{parameter: row_id})
             for actor, status in zip(ACTORS, expected, strict=True):
                 client = world.clients[actor]
                 response = request(client, method, path, url)
@@ -316,7 +334,7 @@ def test_every_actor_gets_exactly_the_status_the_matrix_says(world: World) -> No
                 if status == HIDDEN:
                     # Indistinguishable from a record that does not exist.
                     missing = missing_like(engine, MODELS[parameter], row_id)
-                    absent_url = fill(path, slug=EXERCISE, number=1, **{parameter: missing})
+                    absent_url = fill(path, slug=slug_for(path), number=1, **{parameter: missing})
                     absent = request(client, method, path, absent_url)
                     if fingerprint(response, row_id) != fingerprint(absent, missing):
                         wrong.append(
@@ -456,7 +474,7 @@ def test_an_id_out_of_range_is_refused_by_name_on_every_id_route(world: World) -
     for method, path in MATRIX:
         parameter = id_parameter(path)
         for value in OUT_OF_RANGE:
-            url = fill(path, slug=EXERCISE, number=1, **{parameter: value})
+            url = fill(path, slug=slug_for(path), number=1, **{parameter: value})
             for actor in ("anonymous", "learner_a", "instructor", "admin"):
                 response = request(world.clients[actor], method, path, url)
                 status = response.status_code

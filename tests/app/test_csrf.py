@@ -15,6 +15,7 @@ from sqlmodel import Session, col, select
 from app.cases.models import CaseStage
 from app.runs.models import Attempt, AttemptStatus
 from app.runs.replay_models import Replay
+from drills.exercises.registry import get_exercise
 from drills.practice.items import all_items
 from tests.app.factories import (
     CLASS_CODES,
@@ -112,6 +113,14 @@ def world(anonymous: TestClient) -> Iterator[World]:
     diagnosing_case, _ = add_case_attempt(engine, a, stage=CaseStage.diagnosing, number=2)
     experimenting_case, _ = add_case_attempt(engine, a, stage=CaseStage.investigating, number=3)
     judged_case, _ = add_case_attempt(engine, a, stage=CaseStage.investigating, number=4)
+    # One answered in code (a case whose causes name an exercise).
+    code_case, _ = add_case_attempt(
+        engine,
+        a,
+        stage=CaseStage.investigating,
+        case_key="memorised-batch",  # not the case the open-a-case request opens
+        cause="head-not-optimized",
+    )
     # Learner A's curve rounds: one answered (its instructor reviews it), one to answer.
     answered_round = add_round(engine, a)
     open_round = add_round(engine, a, answered=False, number=2)
@@ -149,6 +158,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         "diagnosing_case": diagnosing_case,
         "experimenting_case": experimenting_case,
         "judged_case": judged_case,
+        "code_case": code_case,
         "answered_round": answered_round,
         "open_round": open_round,
         "changes_case": changes_case,
@@ -242,6 +252,7 @@ CASE_ROUTES = {
     ("POST", "/cases/attempts/{case_attempt_id}/diagnosis"),
     ("POST", "/cases/attempts/{case_attempt_id}/experiments"),
     ("POST", "/cases/attempts/{case_attempt_id}/verdict"),
+    ("POST", "/cases/attempts/{case_attempt_id}/code/{slug}"),
     ("POST", "/cases/attempts/{case_attempt_id}/review"),
     ("POST", "/cohorts/{cohort_id}/case-budget"),
     ("POST", "/cohorts/{cohort_id}/review-items"),
@@ -391,6 +402,12 @@ def cases(world: World) -> dict[tuple[str, str], Case]:
             f"/cases/attempts/{ids['judged_case']}/verdict",
             303,
             form={"cause": "cause-3", "fix": "optimize-all-parameters"},
+        ),
+        ("POST", "/cases/attempts/{case_attempt_id}/code/{slug}"): Case(
+            c["learner_a"],
+            f"/cases/attempts/{ids['code_case']}/code/optimizer-new-head",
+            303,
+            form={"cause": "cause-3", "code": get_exercise("optimizer-new-head").starter},
         ),
         ("POST", "/cases/attempts/{case_attempt_id}/review"): Case(
             c["instructor"], f"/cases/attempts/{ids['revealed_case']}/review", 303, form=case_review
@@ -622,6 +639,8 @@ def test_the_token_is_the_one_the_page_and_the_api_hand_out(client: TestClient) 
 def filled(world: World, path: str) -> str:
     """A route's path with ids of the world's rows (the admin may read each GET)."""
     ids = world.ids
+    if "/code/" in path:  # a case answered in code: a case that offers it, and its exercise
+        return f"/cases/attempts/{ids['code_case']}/code/optimizer-new-head"
     values = {
         "slug": EXERCISE if path.startswith(("/exercises/", "/api/exercises/")) else DRILL,
         "attempt_id": ids["fixed_a"],  # final: its event stream ends by itself

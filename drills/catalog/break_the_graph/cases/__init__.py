@@ -63,6 +63,7 @@ CASE_SET = CaseSet(
             {"cut": "detach-hidden"},
             "cut-below-head",
             fix="keep-features-attached",
+            exercise="graph-detached-features",
         ),
         Cause(
             "loss-from-number",

@@ -74,6 +74,7 @@ CASE_SET = CaseSet(
             {"evaluation": "no-lowercase"},
             "pipeline-mismatch",
             fix="lower-case-in-evaluation",
+            exercise="evaluation-encodes-like-training",
         ),
         Cause(
             "start-token-twice",
@@ -83,6 +84,7 @@ CASE_SET = CaseSet(
             {"evaluation": "double-start"},
             "pipeline-mismatch",
             fix="one-start-token",
+            exercise="evaluation-encodes-like-training",
         ),
         Cause(
             "separator-left-out",

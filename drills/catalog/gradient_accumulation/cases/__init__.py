@@ -69,6 +69,7 @@ CASE_SET = CaseSet(
             {"accumulation": "summed", "micro_batches": 4},
             "summed",
             fix="divide-by-k",
+            exercise="accumulation-big-batch-step",
         ),
         Cause(
             "summed-micro-batches-blow-up",
@@ -78,6 +79,7 @@ CASE_SET = CaseSet(
             {"accumulation": "summed", "micro_batches": 8},
             "summed-diverges",
             fix="divide-by-k",
+            exercise="accumulation-big-batch-step",
         ),
         Cause(
             "rate-too-large",

@@ -55,6 +55,7 @@ CASE_SET = CaseSet(
             {"split": "random-rows", "rows_per_user": 2, "user_share": 0.4},
             "user-leakage",
             fix="split-by-user",
+            exercise="group-leakage-honest-split",
         ),
         Cause(
             "near-copies-across",
@@ -70,6 +71,7 @@ CASE_SET = CaseSet(
             },
             "near-copy-leakage",
             fix="drop-near-copies",
+            exercise="group-leakage-honest-split",
         ),
         Cause(
             "honest-easy-problem",

@@ -65,6 +65,7 @@ CASE_SET = CaseSet(
             {"init": "too-large"},
             "too-large",
             fix="shrink-the-weights",
+            exercise="init-check-sound-start",
         ),
         Cause(
             "weights-too-small",

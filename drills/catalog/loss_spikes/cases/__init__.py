@@ -86,6 +86,7 @@ CASE_SET = CaseSet(
             {"bad_batch": "on"},
             "bad-batch",
             fix="repair-the-batch",
+            exercise="loss-spikes-wrong-labels",
         ),
         Cause(
             "corrupt-batch-clipped",

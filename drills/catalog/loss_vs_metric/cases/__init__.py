@@ -81,6 +81,7 @@ CASE_SET = CaseSet(
             {"task": "imbalanced", "minority_fraction": 0.05},
             "majority-vote",
             fix="balance-the-classes",
+            exercise="loss-vs-metric-rare-class",
         ),
         Cause(
             "all-or-nothing-score",

@@ -104,6 +104,7 @@ CASE_SET = CaseSet(
             {"unscale": "late", "clip": "on"},
             "clipped-scaled",
             fix="unscale-first",
+            exercise="mixed-precision-float32-step",
         ),
         Cause(
             "norm-of-scaled-gradients",

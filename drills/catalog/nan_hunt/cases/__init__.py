@@ -64,6 +64,7 @@ CASE_SET = CaseSet(
             {"cause": "manual-log-softmax"},
             "forward-op",
             fix="use-log-softmax",
+            exercise="nan-hunt-confident-logits",
         ),
         Cause(
             "empty-batch-division",

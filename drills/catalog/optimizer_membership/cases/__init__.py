@@ -65,6 +65,7 @@ CASE_SET = CaseSet(
             {"exclude": "head-replaced-after"},
             "stale-optimizer",
             fix="rebuild-after-replacing",
+            exercise="optimizer-new-head",
         ),
     ),
     experiments=(

@@ -36,6 +36,7 @@ CASE_SET = CaseSet(
             {"bug": "shuffled-labels"},
             "labels-detached",
             fix="keep-pairs-together",
+            exercise="overfit-shuffled-pairs",
         ),
         Cause(
             "shape-mismatch",

@@ -83,6 +83,7 @@ CASE_SET = CaseSet(
             {"leak": 1.0},
             "leakage",
             fix="deduplicate-split",
+            exercise="overfitting-honest-early-stop",
         ),
         # No case draws it any more (a-wide-mlp-on-noisy-labels retired it: its flat curves
         # near ln 4 gave it away on every draw); kept for the attempts stored with it.

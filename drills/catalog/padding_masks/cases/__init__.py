@@ -75,6 +75,7 @@ CASE_SET = CaseSet(
             {"loss_mask": "all-positions", "pad_to": 128},
             "pad-counted",
             fix="mask-the-loss",
+            exercise="padding-both-masks",
         ),
         Cause(
             "padding-counted-short",
@@ -84,6 +85,7 @@ CASE_SET = CaseSet(
             {"loss_mask": "all-positions", "pad_to": 16},
             "pad-counted",
             fix="mask-the-loss",
+            exercise="padding-both-masks",
         ),
         Cause(
             "padding-attended",
@@ -93,6 +95,7 @@ CASE_SET = CaseSet(
             {"attention_mask": "missing", "pad_to": 16, "steps": 300},
             "pad-attended",
             fix="mask-attention",
+            exercise="padding-both-masks",
         ),
     ),
     experiments=(

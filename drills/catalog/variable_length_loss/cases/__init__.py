@@ -70,6 +70,7 @@ CASE_SET = CaseSet(
             {"reduction": "sum-per-budget"},
             "token-sum",
             fix="divide-by-tokens",
+            exercise="per-token-loss",
         ),
         Cause(
             "broken-batch",
