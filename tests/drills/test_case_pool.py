@@ -185,3 +185,30 @@ def test_every_hidden_cause_shows_and_only_its_fix_heals(drill: str, cause: str)
                 assert healed, (learner, fix.key, fixed["observed"])
             elif planted.family != "healthy":
                 assert not healed, (learner, fix.key, fixed["observed"])
+
+
+def test_an_attempt_with_a_retired_cause_still_scores() -> None:
+    """The case no longer draws it, but the attempt that did is scored as any other: its fix is
+    the retired cause's own, and its experiments are read from the set's outcome table."""
+    from drills.cases.draw import draw as draw_for
+    from drills.cases.scoring import Diagnosis, score_case
+
+    case = get_case("a-wide-mlp-on-noisy-labels")
+    assert "crushing-weight-decay" not in case.causes
+    assert all(
+        draw_for(case, learner, 1, key=b"k").cause != "crushing-weight-decay"
+        for learner in range(60)
+    )
+    diagnosis = Diagnosis("crushing-weight-decay", ("too-few-examples",), "training-fit", "x", "y")
+    score = score_case(
+        case,
+        "crushing-weight-decay",
+        diagnosis,
+        ["training-fit"],
+        "crushing-weight-decay",
+        True,
+        3,
+        fix_key=case.fix_of("crushing-weight-decay"),
+    )
+    assert score.cause_named and score.fix_verified and score.leading_right
+    assert score.experiments[0].separated  # training-fit: near guessing against memorised
