@@ -6,8 +6,9 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import torch
 from torch import nn
@@ -22,6 +23,15 @@ class BackboneHeadConfig:
     classes: int = 4
     lr: float = 1e-2  # Adam
     steps: int = 200
+    teacher: int = 32  # hidden width of the teacher that labels the data (not the model's)
+
+    @classmethod
+    def sized(cls, knobs: Mapping[str, Any], **fields: Any) -> Self:
+        """A config from the drill's size knobs: `width` is the features the head reads (the
+        backbone's first layer is twice as wide), `steps` the full-batch steps. The data never
+        depends on them: the same batch whatever the model's size or the run's length."""
+        width = int(knobs.get("width", cls.hidden))
+        return cls(wide=2 * width, hidden=width, steps=int(knobs.get("steps", cls.steps)), **fields)
 
 
 @dataclass(frozen=True)
@@ -36,8 +46,8 @@ def make_data(config: BackboneHeadConfig, generator: torch.Generator) -> Data:
     Drawn from the run's data generator, so every knob setting sees the same batch.
     """
     features = torch.randn(config.examples, config.features, generator=generator)
-    first = torch.randn(config.features, config.hidden, generator=generator)
-    second = torch.randn(config.hidden, config.classes, generator=generator)
+    first = torch.randn(config.features, config.teacher, generator=generator)
+    second = torch.randn(config.teacher, config.classes, generator=generator)
     labels = (torch.tanh(features @ first) @ second).argmax(dim=-1)
     return Data(features, labels)
 

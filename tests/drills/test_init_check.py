@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from drills.catalog.init_check import PART_DEAD_SHARE
 from drills.core.registry import get_drill
 from tests.drills.runs import run_drill
 
@@ -16,6 +17,7 @@ EXPECTED = {
     "too-large": "too-large",
     "too-small": "vanishing",
     "dead-relu": "dead-units",
+    "wide-bias": "part-dead",
 }
 
 
@@ -34,7 +36,7 @@ def test_default_init_starts_at_chance_and_learns(seed: int) -> None:
     assert sig["chance_loss"] == pytest.approx(LN_C)
     assert sig["initial_loss"] == pytest.approx(LN_C, rel=0.1)
     assert sig["initial_saturated_share"] == 0.0
-    assert sig["initial_dead_share"] < 0.5
+    assert sig["initial_dead_share"] < PART_DEAD_SHARE / 2  # well clear of "part-dead"
     assert sig["layers_without_gradient"] == 0
     assert sig["initial_first_grad"] > 1e-3
     assert sig["final_loss"] < 0.5 * LN_C
@@ -75,6 +77,16 @@ def test_a_dead_relu_layer_passes_back_exactly_nothing(seed: int) -> None:
     assert rows["hidden1.weight"]["update_norm"] == 0.0
     assert rows["output.weight"]["update_norm"] > 0
     assert sig["final_loss"] > 0.9 * LN_C  # only the class frequencies can be learned
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wide_biases_silence_part_of_a_layer_and_the_rest_still_learns(seed: int) -> None:
+    sig = signature("wide-bias", seed)
+    assert sig["initial_loss"] == pytest.approx(LN_C, rel=0.25)  # no sign at step 0's loss
+    assert PART_DEAD_SHARE <= sig["initial_dead_share"] < 0.99
+    assert sig["layers_without_gradient"] == 0
+    assert sig["initial_first_grad"] > 1e-3
+    assert sig["final_loss"] < 0.5 * LN_C  # the units that fire still bring the loss down
 
 
 @pytest.mark.parametrize("init", EXPECTED)
@@ -224,6 +236,17 @@ def test_the_step_zero_loss_row_shows_what_each_hypothesis_implies() -> None:
         ({"initial_loss_ratio": 1.0, "initial_first_grad": 1e-12}, "vanishing"),
         ({"initial_loss_ratio": 1.0, "initial_dead_share": 1.0}, "dead-units"),
         ({"initial_loss_ratio": 1.0, "layers_without_gradient": 2}, "dead-units"),
+        ({"initial_loss_ratio": 1.0, "initial_dead_share": 0.4, "final_loss": 0.1}, "part-dead"),
+        (
+            {
+                "initial_loss_ratio": 1.0,
+                "initial_dead_share": 0.09,
+                "initial_loss": 2.3,
+                "max_loss": 2.3,
+                "final_loss": 0.1,
+            },
+            "healthy",
+        ),
     ],
 )
 def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:

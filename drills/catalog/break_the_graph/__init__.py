@@ -37,7 +37,7 @@ class BreakTheGraph(Drill):
         "parameter audit can: after a cut the backbone's gradient is None, while a backbone "
         "the optimizer does not hold has a gradient and an update of exactly 0."
     )
-    version = "1"
+    version = "2"
     healthy = "intact"
     signature_type = BreakSignature
     knobs = (
@@ -53,6 +53,16 @@ class BreakTheGraph(Drill):
             "torch.no_grad().",
             choices=CUTS,
         ),
+        Knob(
+            "width",
+            "int",
+            32,
+            "How many features the head reads (the backbone's first layer is twice as wide); "
+            "the batch is the same whatever the width.",
+            minimum=4,
+            maximum=512,
+        ),
+        Knob("steps", "int", 200, "Full-batch Adam steps.", minimum=1, maximum=1000),
     )
     hypotheses = (
         Hypothesis(
@@ -64,7 +74,8 @@ class BreakTheGraph(Drill):
             "cut-below-head",
             "The graph is cut between backbone and head: the backbone's gradients are None and "
             "its weights never change, while the head keeps learning on frozen random features, "
-            "so the loss falls only part of the way.",
+            "so the loss falls only as far as a head on random features can take it: part of "
+            "the way on a narrow backbone, nearly to zero on a wide one.",
         ),
         Hypothesis(
             "loss-rebuilt",

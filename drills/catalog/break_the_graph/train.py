@@ -69,7 +69,7 @@ def forward(model: BackboneAndHead, data: Data, cut: str) -> Forward:
 
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train on one fixed batch with the chosen cut; see BreakTheGraph."""
-    config = BreakConfig(cut=knobs["cut"])
+    config = BreakConfig.sized(knobs, cut=knobs["cut"])
     run = Run(seed, report)
     data = make_data(config, run.data_rng)
     model = BackboneAndHead(config)

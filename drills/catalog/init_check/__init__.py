@@ -24,10 +24,14 @@ from drills.core.contract import (
 )
 from drills.core.curves import blew_up, loss_fall
 
-INITS = ("default", "too-large", "too-small", "dead-relu")
+INITS = ("default", "too-large", "too-small", "dead-relu", "wide-bias")
 
 # Thresholds diagnose() reads the numbers with.
 DEAD_LAYER_SHARE = 0.99  # a hidden layer with this share of dead units passes nothing on
+# A hidden layer with this share of units that fire on no example has lost a good part of its
+# width from the start. PyTorch's default start leaves at most 6-9% of a layer silent on seeds
+# 0-4; biases drawn at standard deviation 1 silence 34-50% of the busiest layer.
+PART_DEAD_SHARE = 0.25
 TOO_LARGE_RATIO = 2.0  # a first loss twice ln(C) or more: the model starts confidently wrong
 VANISHED_BELOW = 1e-6  # a first-layer gradient norm this small: no signal reaches it
 # After a sound start, what the steps did decides whether "the loss falls". The batch is the
@@ -45,7 +49,7 @@ BLEW_UP = 4.0
 # (lr 3, seed 1: up to 1.9x, then stuck near chance). Small rates never rise above the start.
 ROSE = 1.5
 # The starts whose first loss is ln(C): every hypothesis but a too-large one.
-AT_CHANCE = ("healthy", "vanishing", "dead-units", "diverges", "inconclusive")
+AT_CHANCE = ("healthy", "vanishing", "dead-units", "part-dead", "diverges", "inconclusive")
 
 
 class InitCheck(Drill):
@@ -61,7 +65,7 @@ class InitCheck(Drill):
         "Choose how the weights start, predict the first loss and which layers will get a "
         "gradient, then run it."
     )
-    version = "2"
+    version = "3"
     healthy = "healthy"
     signature_type = InitSignature
     knobs = (
@@ -71,7 +75,9 @@ class InitCheck(Drill):
             "default",
             "How the weights start: PyTorch's default; every weight 10 times larger (biases "
             "zero); every weight 1000 times smaller (biases zero); the default, but the second "
-            "hidden layer's bias set to -5, so none of its ReLUs ever fires.",
+            "hidden layer's bias set to -5, so none of its ReLUs ever fires; the default "
+            "weights, but every hidden bias drawn at standard deviation 1 (nn.init.normal_ on "
+            "the biases), so a third or more of a layer's units never fire.",
             choices=INITS,
         ),
         Knob(
@@ -108,6 +114,13 @@ class InitCheck(Drill):
             "dead-units",
             "A layer's ReLUs never fire: it outputs zeros, passes back a gradient of exactly "
             "zero, and every layer before it stays where it started.",
+        ),
+        Hypothesis(
+            "part-dead",
+            "The biases start too spread out: the first loss is about ln(C) and every layer "
+            "gets a gradient, but a quarter or more of some layer's units fire on no example, "
+            "so that part of its width never learns anything, while the rest of the network "
+            "can still bring the loss down.",
         ),
         Hypothesis(
             "diverges",
@@ -219,6 +232,8 @@ class InitCheck(Drill):
         first_grad = signature.get("initial_first_grad")
         if first_grad is not None and first_grad < VANISHED_BELOW:
             return "vanishing"
+        if dead is not None and dead >= PART_DEAD_SHARE:
+            return "part-dead"  # whatever the steps did after: the start lost its width
         # A sound start: "healthy" also says the loss falls, which the steps after it decide.
         fall = loss_fall(signature)
         learned = fall is not None and fall >= LEARNS_BY

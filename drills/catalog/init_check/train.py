@@ -47,6 +47,7 @@ class InitConfig:
     large_factor: float = 10.0  # "too-large": every weight times this
     small_factor: float = 1e-3  # "too-small": every weight times this
     dead_bias: float = -5.0  # "dead-relu": hidden2's bias, far below any pre-activation
+    wide_bias_std: float = 1.0  # "wide-bias": every hidden bias drawn at this spread
 
 
 def build_model(config: InitConfig) -> nn.Sequential:
@@ -76,6 +77,14 @@ def apply_init(model: nn.Sequential, config: InitConfig) -> None:
         hidden2 = model.get_submodule("hidden2")
         assert isinstance(hidden2, nn.Linear)
         hidden2.bias.fill_(config.dead_bias)
+    elif config.init == "wide-bias":
+        # e.g. nn.init.normal_(bias) over every layer: its default spread, 1, is far wider than
+        # a pre-activation's (about 0.6 here), so every unit whose bias fell well below zero
+        # stays silent on every input, and one whose bias is large fires on every input.
+        for name in HIDDEN_LAYERS:
+            layer = model.get_submodule(name)
+            assert isinstance(layer, nn.Linear)
+            layer.bias.normal_(0.0, config.wide_bias_std)
 
 
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:

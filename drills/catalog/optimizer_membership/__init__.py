@@ -35,7 +35,7 @@ class OptimizerMembership(Drill):
         "apart: here the backbone has a gradient and an update of exactly 0; after a cut in "
         "the graph its gradient is None."
     )
-    version = "1"
+    version = "2"
     healthy = "all-optimized"
     signature_type = MembershipSignature
     knobs = (
@@ -49,6 +49,16 @@ class OptimizerMembership(Drill):
             "a new layer, so it holds the old head's tensors instead.",
             choices=EXCLUSIONS,
         ),
+        Knob(
+            "width",
+            "int",
+            32,
+            "How many features the head reads (the backbone's first layer is twice as wide); "
+            "the batch is the same whatever the width.",
+            minimum=4,
+            maximum=512,
+        ),
+        Knob("steps", "int", 200, "Full-batch Adam steps.", minimum=1, maximum=1000),
     )
     hypotheses = (
         Hypothesis(
@@ -64,7 +74,8 @@ class OptimizerMembership(Drill):
         Hypothesis(
             "backbone-left-out",
             "The backbone gets gradients but never moves; only the head learns, on frozen "
-            "random features, so the loss stalls well above zero.",
+            "random features, so the loss falls only as far as they allow: it stalls well above "
+            "zero on a narrow backbone and gets close to zero on a wide one.",
         ),
         Hypothesis(
             "stale-optimizer",

@@ -47,7 +47,7 @@ def parameters_to_optimize(model: BackboneAndHead, exclude: str) -> Iterator[nn.
 
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train on one fixed batch with part of the model missing from the optimizer."""
-    config = MembershipConfig(exclude=knobs["exclude"])
+    config = MembershipConfig.sized(knobs, exclude=knobs["exclude"])
     run = Run(seed, report)
     data = make_data(config, run.data_rng)
     model = BackboneAndHead(config)

@@ -215,7 +215,8 @@ def test_a_wrong_verdict_and_a_wrong_fix_score_as_such(client: TestClient) -> No
     due = client.get("/practice").text
     assert 'data-item="case-miss:a-suspicious-checkpoint"' in due
     item = client.get("/practice/case-miss:a-suspicious-checkpoint").text
-    assert wrong.text.replace("'", "&#39;") in item
+    # The prompt goes through Markdown, which leaves an apostrophe as it is; a template escapes it.
+    assert wrong.text in item or wrong.text.replace("'", "&#39;") in item
 
 
 def test_nothing_names_the_cause_before_the_verdict(client: TestClient) -> None:

@@ -15,6 +15,7 @@ from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix,
 FAR_ABOVE = 2.0  # a step-0 loss twice ln(C) or more: confidently wrong before any update
 VANISHED = 1e-6  # a first-layer gradient this small: no signal reaches it
 SILENT = 0.99  # a hidden layer with this share of units that never fire passes nothing on
+MANY_SILENT = 0.25  # ... with this share, it has lost a good part of its width from the start
 LEARNED = 0.5  # a final loss under half of ln(C): the model learned something
 
 
@@ -36,7 +37,9 @@ def layer_gradients(signature: Mapping[str, Any], error: str | None) -> str:
 
 def silent_units(signature: Mapping[str, Any], error: str | None) -> str:
     dead = signature.get("initial_dead_share")
-    return "a-layer-never-fires" if dead is not None and dead >= SILENT else "units-fire"
+    if dead is not None and dead >= SILENT:
+        return "a-layer-never-fires"
+    return "many-units-silent" if dead is not None and dead >= MANY_SILENT else "units-fire"
 
 
 def loss_after_training(signature: Mapping[str, Any], error: str | None) -> str:
@@ -83,6 +86,16 @@ CASE_SET = CaseSet(
             "outputs zeros and passes back a gradient of exactly zero.",
             {"init": "dead-relu"},
             "dead-units",
+            fix="reset-the-bias",
+        ),
+        Cause(
+            "biases-too-wide",
+            "gradients",
+            "The hidden biases start far too spread out: a good share of the units sit below "
+            "zero on every input, never fire and never learn, though the rest of the network "
+            "still brings the loss down.",
+            {"init": "wide-bias"},
+            "part-dead",
             fix="reset-the-bias",
         ),
     ),
@@ -139,7 +152,7 @@ CASE_SET = CaseSet(
         Fix(
             "reset-the-bias",
             "Reset the hidden layers' biases to their default initialisation.",
-            Change(replace={"init": {"dead-relu": "default"}}),
+            Change(replace={"init": {"dead-relu": "default", "wide-bias": "default"}}),
         ),
         Fix(
             "lower-learning-rate",
@@ -161,10 +174,10 @@ CASES = (
     Case(
         "own-initialisation",
         "A classifier with its own initialisation",
-        "You set up a ten-class ReLU classifier with your own weight initialisation instead of the"
-        " library's. Check its first steps before you start a long run.",
+        "You set up a ten-class ReLU classifier and initialise its layers with your own code "
+        "instead of the library's. Check its first steps before you start a long run.",
         CASE_SET,
-        causes=("weights-too-big", "sound-start"),
+        causes=("weights-too-big", "sound-start", "biases-too-wide"),
     ),
     Case(
         "flat-at-two-point-three",
