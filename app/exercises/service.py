@@ -19,8 +19,9 @@ from app.exercises.models import MAX_CODE, ExerciseHelp, ExerciseHelpStep, Exerc
 from app.models.time import utcnow
 from app.runner.dispatcher import AttemptRunner
 from app.runs import lifecycle
+from app.runs.attempts import not_dispatched
 from app.runs.fair_share import priority_of, take_turn
-from app.runs.models import Attempt, AttemptStatus
+from app.runs.models import Attempt
 from drills.core.registry import get_drill
 from drills.exercises.contract import Exercise
 from drills.exercises.record import exercise_command
@@ -136,13 +137,7 @@ def send_run(
             priority=priority_of(attempt.queue_turn),
         )
     except Exception as error:
-        # Ended the one way runs end, so that what waits on it (a case answered in code) hears.
-        unended = lifecycle.lock_unended(session, attempt.id)
-        if unended is not None:
-            reason = f"Could not dispatch the run to a worker: {error}"
-            lifecycle.end_run(session, unended, status=AttemptStatus.failed, error=reason)
-            session.commit()
-            session.refresh(attempt)
+        not_dispatched(session, attempt, error)  # ends it, so a case answered in code hears
     return attempt
 
 

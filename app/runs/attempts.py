@@ -154,12 +154,15 @@ def dispatch(session: Session, runner: AttemptRunner, attempt: Attempt) -> None:
 
 
 def not_dispatched(session: Session, attempt: Attempt, error: Exception) -> None:
-    """A stored attempt no worker could be sent: it ends failed now, saying why."""
-    attempt.status = AttemptStatus.failed
-    attempt.error = f"Could not dispatch the run to a worker: {error}"
-    attempt.finished_at = utcnow()
-    session.add(attempt)
+    """A stored attempt no worker could be sent: it ends failed now, saying why, the one way
+    runs end, so that what waits on it (a case's fix run, a round) hears and is not stuck."""
+    assert attempt.id is not None
+    unended = lifecycle.lock_unended(session, attempt.id)
+    if unended is not None:
+        reason = f"Could not dispatch the run to a worker: {error}"
+        lifecycle.end_run(session, unended, status=AttemptStatus.failed, error=reason)
     session.commit()
+    session.refresh(attempt)
 
 
 class AlreadyEnded(ValueError):

@@ -228,3 +228,23 @@ def test_nothing_before_the_reveal_depends_on_the_drawn_cause(
     assert "code-verdicts" in pages[0] and 'id="code-verdict-form"' in pages[0]
     differ = list(difflib.unified_diff(pages[0].splitlines(), pages[1].splitlines()))
     assert pages[0] == pages[1], "\n".join(differ[:40])
+
+
+def test_a_listed_fix_no_worker_takes_leaves_the_case_revealed(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list's fix ends as a code verdict's does when no worker takes it: failed, through
+    the one way runs end, so the case is scored and revealed, not left at "fixing"."""
+    case_attempt_id = ready_case(client, OWN)
+
+    def refuse(**run: Any) -> None:
+        raise ConnectionError("the scheduler is gone")
+
+    monkeypatch.setattr(client.app.state.runner, "submit", refuse)  # type: ignore[attr-defined]
+    form = {"cause": option_of(CASE.case_set, OWN), "fix": CASE.fix_of(OWN)}
+    answered = client.post(
+        f"/cases/attempts/{case_attempt_id}/verdict", data=form, follow_redirects=False
+    )
+    assert answered.status_code in (200, 303), answered.text
+    score, _ = revealed(client, case_attempt_id)
+    assert score["cause_named"] and not score["fix_verified"]
