@@ -192,8 +192,13 @@ def overflowing(page: Page, width: int) -> list[str]:
           const out = [...document.body.querySelectorAll("*")].filter((el) => {
             const box = el.getBoundingClientRect();
             if (box.right <= width + 0.5 || box.width === 0) return false;
+            // A scrolling ancestor clips what sticks out, unless the element is absolutely
+            // positioned and that ancestor is not its containing block (nor inside it).
+            let escapes = getComputedStyle(el).position === "absolute";
             for (let up = el.parentElement; up; up = up.parentElement) {
-              if (getComputedStyle(up).overflowX !== "visible") return false;
+              const style = getComputedStyle(up);
+              if (escapes && style.position !== "static") escapes = false;
+              if (!escapes && style.overflowX !== "visible") return false;
             }
             return true;
           });
