@@ -353,10 +353,11 @@ EVAL = "eval-mode-remeasure"
     with torch.no_grad():
         for p in model.parameters():
             p.mul_(1.001)
+    was_training = model.training
     model.eval()
     with torch.no_grad():
         value = F.cross_entropy(model(features), labels).item()
-    model.train()
+    model.train(was_training)
     return value
 """,
             {"leaves-weights-alone", "eval-mode-loss"},

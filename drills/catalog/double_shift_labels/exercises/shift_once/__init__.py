@@ -28,6 +28,7 @@ EXERCISE = Exercise(
             "On hidden batches, every label is the one this model needs, with padding and "
             "prompt masked",
         ),
+        CheckSpec("batch-untouched", "prepare_labels leaves the batch it is handed as it was"),
         CheckSpec(
             "loss-at-entropy",
             "A model trained with your labels predicts the next response letter as well as "

@@ -1,5 +1,6 @@
 """Runs outside the sandbox: the learner's labels against the reference on the hidden probes,
-and the trained model's next-token loss on the response, both measured here.
+the copies of the probes it was handed as it left them against the probes rebuilt here, and
+the trained model's next-token loss on the response, all measured here.
 
 The drill's signature (DoubleShiftSignature) of the first run is filled from measurements made
 here on the largest probe batch: the trained weights scored against the learner's labels
@@ -61,12 +62,14 @@ def assess(exercise: Exercise, cases: Sequence[CaseEvidence]) -> Assessment:
     checks = [weights_check(exercise, cases, "weights")]
     measurements: dict[str, float | int | bool | str | None] = {}
     alignment: list[str] = []
+    changes: list[str] = []  # the batches prepare_labels changed in place
     losses: list[tuple[str, float, float]] = []  # (label, measured, floor)
     signature = None
     for case in cases:
         problem = build(case.seed)
         probes = probe_batches(problem.source, case.seed)
         labels, problem_text = learner_probe_labels(case, probes)
+        changes.extend(f"{case.label}: {text}" for text in batch_changes(case, probes))
         if labels is None:
             alignment.append(f"{case.label}: {problem_text}")
         else:
@@ -93,6 +96,7 @@ def assess(exercise: Exercise, cases: Sequence[CaseEvidence]) -> Assessment:
             )
 
     checks.append(aligned_check(exercise, cases, alignment))
+    checks.append(untouched_check(exercise, cases, changes))
     checks.append(entropy_check(exercise, cases, losses))
     measurements["next-token entropy"] = losses[0][2] if losses else None
     return Assessment(checks, measurements, signature)
@@ -138,6 +142,61 @@ def misalignment(batch: LabelBatch, labels: torch.Tensor) -> str | None:
         f"your label is {describe_label(batch.input_ids[b], t, int(labels[b, t]))}"
     )
     return text
+
+
+HANDED = ("input_ids", "attention_mask", "response_mask")  # handed-<i>'s three rows, in order
+
+
+def batch_changes(case: CaseEvidence, probes: list[LabelBatch]) -> list[str]:
+    """How prepare_labels() left each probe it was handed, against the probe rebuilt here: one
+    sentence for each probe it changed."""
+    if case.error:
+        return []
+    found = []
+    for i, batch in enumerate(probes):
+        handed = (case.values or {}).get(f"handed-{i}")
+        before = batch.stacked()
+        if handed is None or handed.shape != before.shape or handed.dtype != before.dtype:
+            return ["the batches your function was handed did not come back"]
+        changed = [
+            (name, int((handed[row] != before[row]).sum()))
+            for row, name in enumerate(HANDED)
+            if not torch.equal(handed[row], before[row])
+        ]
+        if changed:
+            found.append(changed_text(batch, handed, changed))
+    return found
+
+
+def changed_text(batch: LabelBatch, handed: torch.Tensor, changed: list[tuple[str, int]]) -> str:
+    size = f"{batch.input_ids.shape[0]}x{batch.input_ids.shape[1]}"
+    parts = ", ".join(f"{count} positions of {name}" for name, count in changed)
+    text = f"in a hidden batch of {size} tokens, prepare_labels changed {parts} in place"
+    if changed[0][0] == "input_ids":
+        b, t = (int(i) for i in (handed[0] != batch.input_ids).nonzero()[0])
+        value = int(handed[0, b, t])
+        text += (
+            f" (first: sequence {b}, position {t}, input {show(int(batch.input_ids[b, t]))} "
+            f"became {value}), so the model would be fed {value} there as its input. "
+            "labels = input_ids makes no copy: the two names are one tensor, and writing into "
+            "the labels writes into the batch; build the labels on input_ids.clone()"
+        )
+    else:
+        text += "; the pipeline uses the batch again after your function returns"
+    return text
+
+
+def untouched_check(
+    exercise: Exercise, cases: Sequence[CaseEvidence], found: list[str]
+) -> CheckResult:
+    key = "batch-untouched"
+    if any(case.error for case in cases):
+        return missing_evidence(exercise, key, [c for c in cases if c.error])
+    if found:
+        return result(exercise, key, "fail", found[0][0].upper() + found[0][1:] + ".")
+    return result(
+        exercise, key, "pass", "Your function left every hidden batch it was handed as it was."
+    )
 
 
 def show(token: int) -> str:

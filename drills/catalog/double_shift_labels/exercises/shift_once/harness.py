@@ -1,5 +1,6 @@
 """Runs inside the sandbox with the learner's file: trains the model with the learner's labels
-(a trusted loop around prepare_labels), then asks prepare_labels for the hidden probes' labels."""
+(a trusted loop around prepare_labels), then asks prepare_labels for the hidden probes' labels
+and sends back, beside them, the copies of the probes it was handed, as it left them."""
 
 from __future__ import annotations
 
@@ -23,9 +24,8 @@ from drills.kit.causal_lm import IGNORE
 
 
 def learner_labels(learner: ModuleType, batch: LabelBatch) -> torch.Tensor:
-    returned = learner.prepare_labels(
-        batch.input_ids.clone(), batch.attention_mask.clone(), batch.response_mask.clone()
-    )
+    """The learner's labels for `batch`, which it may change in place: hand it a copy."""
+    returned = learner.prepare_labels(batch.input_ids, batch.attention_mask, batch.response_mask)
     labels = labels_tensor(returned, batch.input_ids, "prepare_labels")
     valid = (labels == IGNORE) | ((labels >= 0) & (labels < SOURCE.vocab))
     if not bool(valid.all()):
@@ -42,7 +42,7 @@ def run_case(learner: ModuleType, case: int, seed: int, report: Report) -> CaseO
     optimizer = torch.optim.Adam(model.parameters(), lr=cosine_lr(0))
     for step in range(STEPS):
         batch = label_batch(problem.source.sample(BATCH, problem.data_rng))
-        labels = learner_labels(learner, batch)
+        labels = learner_labels(learner, batch.copy())
         _, loss = model(batch.input_ids, labels)
         assert loss is not None
         if not bool(torch.isfinite(loss)):
@@ -56,6 +56,9 @@ def run_case(learner: ModuleType, case: int, seed: int, report: Report) -> CaseO
         loss.backward()
         optimizer.step()
         report("loss", step, loss.item())
-    probes = probe_batches(problem.source, seed)
-    tensors = {f"probe-{i}": learner_labels(learner, batch) for i, batch in enumerate(probes)}
+    tensors = {}
+    for i, batch in enumerate(probe_batches(problem.source, seed)):
+        handed = batch.copy()
+        tensors[f"probe-{i}"] = learner_labels(learner, handed)
+        tensors[f"handed-{i}"] = handed.stacked()  # the copy as prepare_labels left it
     return CaseOutput(weights=state_of(model), tensors=tensors)

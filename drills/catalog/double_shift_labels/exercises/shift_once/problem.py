@@ -64,6 +64,19 @@ class LabelBatch:
     attention_mask: torch.Tensor  # (B, T) int64: 1 real token, 0 padding
     response_mask: torch.Tensor  # (B, T) bool: the response's tokens
 
+    def copy(self) -> LabelBatch:
+        """What prepare_labels() is handed: it may change it, the batch stays as it was."""
+        return LabelBatch(
+            self.input_ids.clone(), self.attention_mask.clone(), self.response_mask.clone()
+        )
+
+    def stacked(self) -> torch.Tensor:
+        """The three tensors as one (3, B, T) int64 tensor: how a copy handed to
+        prepare_labels() was left, sent back to be compared outside with the batch."""
+        return torch.stack(
+            [self.input_ids, self.attention_mask, self.response_mask.to(torch.int64)]
+        )
+
 
 def label_batch(batch: TextBatch, length: int = SOURCE.seq_len) -> LabelBatch:
     response = ~batch.is_prompt & ~batch.is_pad

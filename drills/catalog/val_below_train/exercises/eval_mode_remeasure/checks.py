@@ -22,6 +22,7 @@ from drills.catalog.val_below_train.exercises.eval_mode_remeasure.problem import
     TASK,
     Problem,
     build,
+    handed_in_train_mode,
     mode_probe,
     one_thread,
 )
@@ -153,15 +154,29 @@ def mode_check(exercise: Exercise, case: CaseEvidence, problem: Problem) -> Chec
     in_eval = mode_probe(model, problem, case.seed)
     if probe is None or probe.shape != in_train.shape or probe.dtype != in_train.dtype:
         return result(exercise, key, "fail", f"{case.label}: the mode probe did not come back.")
-    if torch.allclose(probe, in_train, atol=PROBE_TOLERANCE, rtol=0):
-        return result(exercise, key, "pass", "The model went back to train mode every time.")
-    if torch.allclose(probe, in_eval, atol=PROBE_TOLERANCE, rtol=0):
+    came_in_train = handed_in_train_mode(case.case)
+    left_in_train = torch.allclose(probe, in_train, atol=PROBE_TOLERANCE, rtol=0)
+    left_in_eval = torch.allclose(probe, in_eval, atol=PROBE_TOLERANCE, rtol=0)
+    if left_in_train if came_in_train else left_in_eval:
+        return result(
+            exercise, key, "pass", "The model was left in the mode it came in, every time."
+        )
+    if left_in_eval:
         return result(
             exercise,
             key,
             "fail",
             f"{case.label}: after your function returned, the model behaved as it does in "
             "eval mode, so the training that carries on would run with dropout off.",
+        )
+    if left_in_train:
+        return result(
+            exercise,
+            key,
+            "fail",
+            f"{case.label}: the model came in eval mode, as a validation routine hands it "
+            "over, and your function left it in train mode, so what runs after it would run "
+            "with dropout on. Put back the mode the model came in, not always train mode.",
         )
     return result(
         exercise,

@@ -32,6 +32,9 @@ PRETRAIN_EXAMPLES = 512  # the first examples of the set, which the pretraining 
 PRETRAIN_STEPS = 30  # full-batch Adam steps with dropout on: "halfway through training"
 PRETRAIN_LR = 3e-2
 PROBE_EXAMPLES = 64  # inputs of the mode probe: one forward pass after the learner's function
+# The mode each hidden run hands the model over in: run A as a training loop has it (train), run
+# B as a validation routine would (eval). The function must leave it in the mode it came in.
+HANDED_IN_TRAIN_MODE = (True, False)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,10 @@ def _made(seed: int) -> Problem:
         for parameter in model.parameters():
             parameter.grad = None
     return Problem(model, train_set, val_set, probe)
+
+
+def handed_in_train_mode(case: int) -> bool:
+    return HANDED_IN_TRAIN_MODE[case % len(HANDED_IN_TRAIN_MODE)]
 
 
 def probe_seed(seed: int) -> int:

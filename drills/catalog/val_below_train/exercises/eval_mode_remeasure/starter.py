@@ -5,7 +5,8 @@ be compared. The judge calls train_loss_in_eval_mode(model, features, labels) ha
 training, on its own model (an MLP with dropout) and data (on hidden seeds); training carries on
 right after it returns, with the model as your function leaves it.
 
-    model     an nn.Module in train mode, with dropout layers
+    model     an nn.Module with dropout layers, in train mode (in one hidden run in eval
+              mode, as a validation routine hands it over)
     features  (N, 8) float32: the whole training set
     labels    (N,) int64: its classes, 0..3
     returns   the mean cross-entropy over the set, as a plain Python float
