@@ -21,8 +21,16 @@ def row_state(row: Mapping[str, Any]) -> str:
         flags.append("frozen")
     if not row.get("in_optimizer", True):
         flags.append("not-in-optimizer")
-    flags.append("moved" if (row.get("update_norm") or 0) > 0 else "still")
+    flags.append("moved" if moved(row.get("update_norm")) else "still")
     return ",".join(flags)
+
+
+def moved(update_norm: Any) -> bool:
+    """A stored record writes a non-finite number as "inf" or "nan": a tensor that overflowed
+    moved, whatever the number says."""
+    if isinstance(update_norm, str):
+        return True
+    return (update_norm or 0) > 0
 
 
 def table_reading(rows: Iterable[Mapping[str, Any]]) -> str:

@@ -25,13 +25,18 @@ SLUG = "lr-sweep"
 drill = get_drill(SLUG)
 
 
-def run(optimizer: str = "sgd", lrs: str = "1e-6,1e-4,1e-2,1", seed: int = 0) -> dict[str, Any]:
-    return _run(optimizer, lrs, seed)  # positional, so that each run is cached once
+def run(
+    optimizer: str = "sgd",
+    lrs: str = "1e-6,1e-4,1e-2,1",
+    seed: int = 0,
+    zero_grad: str = "before-backward",
+) -> dict[str, Any]:
+    return _run(optimizer, lrs, seed, zero_grad)  # positional, so that each run is cached once
 
 
 @functools.cache
-def _run(optimizer: str, lrs: str, seed: int) -> dict[str, Any]:
-    return run_drill(SLUG, {"optimizer": optimizer, "lrs": lrs}, seed)
+def _run(optimizer: str, lrs: str, seed: int, zero_grad: str) -> dict[str, Any]:
+    return run_drill(SLUG, {"optimizer": optimizer, "lrs": lrs, "zero_grad": zero_grad}, seed)
 
 
 def slots(sig: dict[str, Any], field: str) -> list[Any]:
@@ -267,6 +272,9 @@ SWEEP_VERDICTS = [
     ("sgd", "1e-6,1", "gap"),
     ("sgd", "0", "too-cautious"),  # a rate of 0: nothing moves
 ]
+# Sweeps of a loop that clears the gradients between backward and step: no rate acts, from the
+# tiniest to one that would overflow, with either optimizer.
+NO_STEP = [("sgd", "1e-7,1e-6,1e-5"), ("adam", "1e-6,1e-4,1e-2,1"), ("sgd", "1e-6,1,10")]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -277,8 +285,58 @@ def test_sweep_verdicts_hold_across_seeds(
     assert run(optimizer, lrs, seed)["observed"] == expected
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(("optimizer", "lrs"), NO_STEP)
+def test_gradients_cleared_before_the_step_leave_every_rate_without_a_step(
+    optimizer: str, lrs: str, seed: int
+) -> None:
+    record = run(optimizer, lrs, seed, zero_grad="after-backward")
+    sig = record["signature"]
+    assert record["observed"] == "no-step"
+    assert sig["gradless_count"] == sig["lr_count"]
+    assert slots(sig, "loss_drop") == [0.0] * sig["lr_count"]
+    # The gradient was there to measure: only the step lacked it.
+    gradients = [
+        value
+        for name, points in record["metrics"].items()
+        if name.startswith("grad_norm@")
+        for _, value in points
+    ]
+    assert gradients and min(gradients) > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(("optimizer", "lrs"), NO_STEP)
+@pytest.mark.parametrize("zero_grad", ["before-backward", "after-backward"])
+def test_an_optimizer_built_on_a_copy_leaves_every_weight_where_it_was(
+    optimizer: str, lrs: str, seed: int, zero_grad: str
+) -> None:
+    record = run_drill(
+        SLUG,
+        {"optimizer": optimizer, "lrs": lrs, "zero_grad": zero_grad, "optimizer_holds": "a-copy"},
+        seed,
+    )
+    sig = record["signature"]
+    assert record["observed"] == "not-optimized"
+    assert sig["outside_optimizer_count"] == sig["lr_count"]
+    assert slots(sig, "loss_drop") == [0.0] * sig["lr_count"]
+    rows = record["diagnostics"]["parameters"]
+    assert rows and all(not row["in_optimizer"] and row["update_norm"] == 0.0 for row in rows)
+    assert all(row["grad"] == "finite" for row in rows)  # the model's weights have gradients
+
+
+@pytest.mark.parametrize("rates", ["1e-12,1e-10", "0,0.01"])
+def test_a_rate_too_small_to_move_a_weight_is_not_read_as_a_missing_gradient(rates: str) -> None:
+    """A sound loop's step can round to zero (or be zero): it still found a gradient."""
+    record = run("sgd", rates)
+    assert record["signature"]["gradless_count"] == 0
+    assert record["signature"]["outside_optimizer_count"] == 0
+    assert record["observed"] == "too-cautious"
+
+
 def test_every_hypothesis_is_some_sweeps_verdict() -> None:
-    assert {expected for *_, expected in SWEEP_VERDICTS} == {h.key for h in drill.hypotheses}
+    expected = {expected for *_, expected in SWEEP_VERDICTS} | {"no-step", "not-optimized"}
+    assert expected == {h.key for h in drill.hypotheses}
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])

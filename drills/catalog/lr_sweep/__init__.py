@@ -32,7 +32,7 @@ class LrSweep(Drill):
         "the loss, the gradient norm and the size of every step. Pick the optimizer and the "
         "rates, predict what the sweep will show, then run it."
     )
-    version = "1"
+    version = "2"
     healthy = "bracketed"
     signature_type = LrSweepSignature
     knobs = (
@@ -44,6 +44,24 @@ class LrSweep(Drill):
             "of each weight is scaled by its own gradient history, so it is close to the rate "
             "whatever the gradient's size.",
             choices=OPTIMIZERS,
+        ),
+        Knob(
+            "zero_grad",
+            "choice",
+            "before-backward",
+            "Where the loop clears the gradients. before-backward: each step's gradient is its "
+            "own. after-backward: cleared between the backward pass and the optimizer's step. "
+            "never: each step's gradient is added to all the ones before it.",
+            choices=("before-backward", "after-backward", "never"),
+        ),
+        Knob(
+            "optimizer_holds",
+            "choice",
+            "the-model",
+            "What the optimizer was built on. the-model: the weights the forward pass uses. "
+            "a-copy: a copy of the model, as a deepcopy taken after building the optimizer "
+            "leaves it.",
+            choices=("the-model", "a-copy"),
         ),
         Knob(
             "lrs",
@@ -71,6 +89,18 @@ class LrSweep(Drill):
             "too-aggressive",
             "Every rate in the sweep is too large: at each one the loss jumps up or blows up, so "
             "the sweep has to go lower.",
+        ),
+        Hypothesis(
+            "no-step",
+            "No rate moves a single weight: every step is exactly zero, whatever the rate, so "
+            "the loss stays where it started. The loop is at fault, not the rates: the optimizer "
+            "steps on a gradient that is no longer there.",
+        ),
+        Hypothesis(
+            "not-optimized",
+            "No rate moves a single weight, though every weight has its gradient: the optimizer "
+            "holds tensors the forward pass never uses, so the loss stays where it started. The "
+            "loop is at fault, not the rates.",
         ),
         Hypothesis(
             "gap",
@@ -112,6 +142,10 @@ class LrSweep(Drill):
         Observation("flat_count", "Rates that left the loss within 10% of where it started"),
         Observation("falling_count", "Rates that brought the loss down steadily"),
         Observation("unstable_count", "Rates that made the loss jump up or overflow"),
+        Observation("gradless_count", "Rates whose optimizer found no gradient at any step"),
+        Observation(
+            "outside_optimizer_count", "Rates whose optimizer held none of the model's weights"
+        ),
         Observation(
             "largest_stable_lr",
             "Largest rate that stayed stable (gradient descent is stable below the limit)",
@@ -129,6 +163,10 @@ class LrSweep(Drill):
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
         found = verdicts(signature)
+        if found and signature.get("outside_optimizer_count") == len(found):
+            return "not-optimized"
+        if found and signature.get("gradless_count") == len(found):
+            return "no-step"
         unstable = sum(verdict in UNSTABLE for verdict in found)
         if unstable == 0:
             return "too-cautious"

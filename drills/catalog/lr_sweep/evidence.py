@@ -30,6 +30,8 @@ class RateRun:
     max_loss: float
     nonfinite_step: int | None  # where it overflowed and stopped
     audit_rows: list[dict[str, Any]]
+    gradless_steps: int = 0  # steps at which the optimizer found no gradient on any weight
+    holds_the_model: bool = True  # whether the optimizer steps any of the model's own weights
 
 
 def rates_table(sweep: Sequence[RateRun], initial_loss: float) -> dict[str, Any]:

@@ -24,6 +24,8 @@ class LrSweepSignature(Signature):
     flat_count: int | None = None  # rates that left the loss within 10% of the start
     falling_count: int | None = None  # rates that brought it down steadily
     unstable_count: int | None = None  # rates that made it jump up or overflow
+    gradless_count: int | None = None  # rates whose optimizer found no gradient at any step
+    outside_optimizer_count: int | None = None  # rates whose optimizer held none of the weights
     largest_stable_lr: float | None = None
     smallest_unstable_lr: float | None = None
     sharpness: float | None = None  # top Hessian eigenvalue at the initial weights

@@ -36,6 +36,8 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train once per rate from the same weights on the same data; see LrSweep."""
     config = SweepConfig()
     optimizer_name: str = knobs["optimizer"]
+    clearing: str = knobs["zero_grad"]
+    holds: str = knobs["optimizer_holds"]
     rates = sorted(knobs["lrs"])  # smallest first: the table and the slots read in order
     run = Run(seed, report)
     x, y = make_problem(config, run.data_rng)
@@ -54,7 +56,9 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     sweep = []
     for lr in rates:
         model.load_state_dict(initial_state)  # every rate starts from the very same weights
-        sweep.append(train_one_rate(run, model, optimizer_name, lr, loss_fn, config))
+        sweep.append(
+            train_one_rate(run, model, optimizer_name, lr, loss_fn, config, clearing, holds)
+        )
 
     initial_loss = sweep[0].losses[0]
     signature = summarise(sweep, initial_loss, config)
@@ -84,28 +88,44 @@ def train_one_rate(
     lr: float,
     loss_fn: Callable[[], torch.Tensor],
     config: SweepConfig,
+    clearing: str = "before-backward",
+    holds: str = "the-model",
 ) -> RateRun:
     """One rate's run; its curves go into the Run as "loss@lr=...", "grad_norm@lr=...", ..."""
     parameters = list(model.parameters())
-    optimizer = make_optimizer(optimizer_name, parameters, lr)
+    # "a-copy": the optimizer was built on a copy of the model (as a deepcopy made after it,
+    # for an average of the weights, would leave it): it steps tensors no forward pass uses.
+    stepped = parameters if holds == "the-model" else list(copy.deepcopy(model).parameters())
+    optimizer = make_optimizer(optimizer_name, stepped, lr)
     run.watch(model, optimizer)  # a fresh audit for this rate
     loss_name, grad_name, update_name = (
         f"{metric}@lr={lr!r}" for metric in ("loss", "grad_norm", "update_norm")
     )
     update_ratios: list[float] = []
     nonfinite_step = None  # this rate's own: run.nonfinite_step keeps only the sweep's first
+    gradless_steps = 0
     for step in range(config.steps):
         loss = loss_fn()
         if run.stop_if_nonfinite(step, loss.item()):
             nonfinite_step = step  # overflowed: stop this rate rather than plot NaN
             break
-        optimizer.zero_grad(set_to_none=True)
+        if clearing == "before-backward":
+            optimizer.zero_grad(set_to_none=True)
+        # "never": each backward adds to the gradients of every step before it.
         loss.backward()  # type: ignore[no-untyped-call]
         run.after_backward()
         grad_norm = total_grad_norm(parameters)
         if run.stop_if_nonfinite(step, grad_norm):
             nonfinite_step = step
             break
+        if clearing == "after-backward":
+            # Cleared between backward and step: the gradient was there to measure, and the
+            # optimizer steps on none (a parameter without .grad is skipped).
+            optimizer.zero_grad(set_to_none=True)
+        # What the optimizer is about to step on: no gradient at all is the loop's fault,
+        # whatever the rate (a tiny rate still finds one; its step may round to zero).
+        if not any(p.grad is not None and bool(p.grad.any()) for p in parameters):
+            gradless_steps += 1
         before = [p.detach().clone() for p in parameters]
         optimizer.step()
         step_size = update_norm(before, [p.detach() for p in parameters])
@@ -128,6 +148,8 @@ def train_one_rate(
         max_loss=max(run.values(loss_name)),
         nonfinite_step=nonfinite_step,
         audit_rows=run.parameter_rows(),
+        gradless_steps=gradless_steps,
+        holds_the_model=any(p is q for p in parameters for q in stepped),
     )
 
 
@@ -155,5 +177,10 @@ def summarise(
     signature.flat_count = sum(verdict == FLAT for _, verdict, _ in found)
     signature.falling_count = sum(verdict == FALLS for _, verdict, _ in found)
     signature.unstable_count = len(unstable)
+    # A rate whose every step found no gradient never acted, however large it was.
+    signature.gradless_count = sum(
+        rate.gradless_steps > 0 and rate.gradless_steps == len(rate.update_norms) for rate in sweep
+    )
+    signature.outside_optimizer_count = sum(not rate.holds_the_model for rate in sweep)
     signature.smallest_unstable_lr = min(unstable) if unstable else None
     return signature

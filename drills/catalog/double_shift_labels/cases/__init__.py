@@ -235,7 +235,7 @@ CASE_SET = CaseSet(
         ),
     ),
     charts=(ShownChart("Training loss", "nats", {"loss": "training loss"}),),
-    nuisance={"steps": (150, 200, 300)},
+    nuisance={"steps": (200, 250, 300), "text": ("two-successors", "coin-every-letter")},
     symptom_observations=("initial_loss", "final_loss"),
 )
 
@@ -247,7 +247,7 @@ CASES = (
         "equally likely letters, so an honest model settles near ln 2 = 0.69 nats. The data loader"
         " comes from another team: look at the run before you build on it.",
         CASE_SET,
-        causes=("labels-two-ahead", "labels-sound", "prompt-scored"),
+        causes=("labels-two-ahead", "labels-sound", "prompt-scored", "padding-averaged-in"),
     ),
     Case(
         "better-than-the-entropy",

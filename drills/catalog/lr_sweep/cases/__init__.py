@@ -1,7 +1,9 @@
 """Cases on the lr-sweep drill: a sweep of learning rates that should bracket a good one, read
 from its curves. Rates that are all too small, all too large, or too far apart to land between
 the two edges each leave a sweep that picks no usable rate; which edge each rate sits on tells
-them apart."""
+them apart. A loop whose optimizer steps nothing leaves every curve of a sound sweep flat, whether
+it clears the gradients between the backward pass and the step or holds a copy of the model:
+what the optimizer held, and found, at its step tells them apart."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.catalog.lr_sweep import DRILL
 from drills.catalog.lr_sweep.verdicts import FALLS, UNSTABLE, verdicts
 
 BRACKETING = (1e-6, 1e-4, 1e-2, 1.0)
@@ -34,6 +37,30 @@ def smallest_rate(signature: Mapping[str, Any], error: str | None) -> str:
 
 def any_rate_trains(signature: Mapping[str, Any], error: str | None) -> str:
     return "some-rate-trains" if FALLS in verdicts(signature) else "no-rate-trains"
+
+
+def rates_as_tabulated(signature: Mapping[str, Any], error: str | None) -> str:
+    """The sweep's reading from its rows alone (what each rate did to the loss): the table does
+    not say what the optimizer held or found at its step, so neither may this."""
+    shown = {
+        key: value
+        for key, value in signature.items()
+        if key not in ("gradless_count", "outside_optimizer_count")
+    }
+    return DRILL.diagnose(shown, error)
+
+
+def steps_taken(signature: Mapping[str, Any], error: str | None) -> str:
+    """What the optimizer stepped at every rate: none of the model's weights, weights without a
+    gradient, or the weights with their gradients."""
+    rates = signature.get("lr_count")
+    if not rates:
+        return "no-rates"
+    if signature.get("outside_optimizer_count") == rates:
+        return "holds-none-of-the-weights"
+    if signature.get("gradless_count") == rates:
+        return "no-gradient-at-the-step"
+    return "steps-taken"
 
 
 CASE_SET = CaseSet(
@@ -67,6 +94,24 @@ CASE_SET = CaseSet(
             fix="shift-sweep-down",
         ),
         Cause(
+            "gradients-cleared-before-step",
+            "optimizer",
+            "The loop clears the gradients after the backward pass and before the optimizer's "
+            "step, so every step is taken on no gradient: no rate, however large, moves a weight.",
+            {"lrs": BRACKETING, "zero_grad": "after-backward"},
+            "no-step",
+            fix="clear-before-backward",
+        ),
+        Cause(
+            "optimizer-on-a-copy",
+            "optimizer",
+            "The optimizer was built on a copy of the model: it steps weights the forward pass "
+            "never uses, while the model's own weights collect their gradients and stay put.",
+            {"lrs": BRACKETING, "optimizer_holds": "a-copy"},
+            "not-optimized",
+            fix="optimize-the-model",
+        ),
+        Cause(
             "rates-too-far-apart",
             "evaluation",
             "The sweep's rates are too far apart: one sits below the useful range and the next "
@@ -83,6 +128,7 @@ CASE_SET = CaseSet(
             "Tabulate each rate's final loss, its relative drop, its highest loss and where "
             "(if anywhere) it overflowed.",
             shows=("tables",),
+            reading=rates_as_tabulated,
         ),
         Experiment(
             "largest-rate",
@@ -99,6 +145,22 @@ CASE_SET = CaseSet(
             shows=("numbers",),
             observations=("flat_count", "initial_loss"),
             reading=smallest_rate,
+        ),
+        Experiment(
+            "step-sizes",
+            "How far the weights moved",
+            "For each rate, what did the optimizer step: did it hold the model's weights, and "
+            "did it find a gradient on them?",
+            shows=("numbers",),
+            observations=("outside_optimizer_count", "gradless_count"),
+            reading=steps_taken,
+        ),
+        Experiment(
+            "parameter-health",
+            "Every weight's health",
+            "For each rate, tabulate every weight of the model: did it get a gradient, does the "
+            "optimizer hold it, and did it move?",
+            shows=("parameters",),
         ),
         Experiment(
             "any-rate-trains",
@@ -127,6 +189,17 @@ CASE_SET = CaseSet(
             Change(replace={"lrs": {TOO_SPARSE: (1e-5, 1e-3, 1e-1, 3.0)}}),
         ),
         Fix(
+            "clear-before-backward",
+            "Clear the gradients at the top of each step, before the backward pass, not between "
+            "the backward pass and the optimizer's step.",
+            Change(set={"zero_grad": "before-backward"}),
+        ),
+        Fix(
+            "optimize-the-model",
+            "Build the optimizer on the model's own parameters, after any copy is taken.",
+            Change(set={"optimizer_holds": "the-model"}),
+        ),
+        Fix(
             "switch-to-adam",
             "Switch the optimizer to Adam, whose steps do not depend on the gradient's size.",
             Change(set={"optimizer": "adam"}),
@@ -148,11 +221,12 @@ CASES = (
     Case(
         "a-sweep-before-a-long-run",
         "A sweep before a long run",
-        "Before a longer run you swept a few learning rates for a small tanh regression network, "
-        "150 full-batch steps each from the same starting weights. Which rate would you take, if "
-        "any?",
+        "Before a longer run you swept learning rates from 1e-6 to 1, a factor of 100 apart, for "
+        "a small tanh regression network, 150 full-batch steps each from the same starting "
+        "weights. Not one curve leaves the starting loss: find out why before you choose a rate.",
         CASE_SET,
-        causes=("all-rates-too-small", "nothing-wrong"),
+        causes=("gradients-cleared-before-step", "optimizer-on-a-copy"),
+        retired=("all-rates-too-small", "nothing-wrong"),
     ),
     Case(
         "a-quick-sweep",
