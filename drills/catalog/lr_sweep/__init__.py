@@ -50,9 +50,8 @@ class LrSweep(Drill):
             "choice",
             "before-backward",
             "Where the loop clears the gradients. before-backward: each step's gradient is its "
-            "own. after-backward: cleared between the backward pass and the optimizer's step. "
-            "never: each step's gradient is added to all the ones before it.",
-            choices=("before-backward", "after-backward", "never"),
+            "own. after-backward: cleared between the backward pass and the optimizer's step.",
+            choices=("before-backward", "after-backward"),
         ),
         Knob(
             "optimizer_holds",

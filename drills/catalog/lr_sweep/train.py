@@ -111,7 +111,6 @@ def train_one_rate(
             break
         if clearing == "before-backward":
             optimizer.zero_grad(set_to_none=True)
-        # "never": each backward adds to the gradients of every step before it.
         loss.backward()  # type: ignore[no-untyped-call]
         run.after_backward()
         grad_norm = total_grad_norm(parameters)
