@@ -218,7 +218,7 @@ def test_every_route_leaves_the_loop_free_with_the_database_write_locked(
         admin.get(url)
         get = partial(admin.get, url)
         # A read changes nothing, so a suspect one is read again: a handler that holds the loop
-        # does so every time, while a stall of the machine (CI once woke a GET's watch 1.18 s
+        # does so every time, while a stall of the machine (CI once woke the watch of a GET 1.18 s
         # late with the lock held 0.3 s, longer than any wait for it) does not come back.
         for _ in range(GET_LOOKS):
             stalls, answer = stalls_while(anonymous, database_url, get, HOLD_S["GET"])
