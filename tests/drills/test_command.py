@@ -34,7 +34,8 @@ def test_a_float_list_is_written_as_comma_separated_floats() -> None:
     sweep = get_drill("lr-sweep")
     knobs = resolve_knobs(sweep, {"lrs": "1e-6,1e-4,1e-2,1"})
     assert replay_command(sweep.slug, knobs, 0) == (
-        "python -m drills run lr-sweep --set lrs=1e-06,0.0001,0.01,1.0 --set optimizer=sgd --seed 0"
+        "python -m drills run lr-sweep --set lrs=1e-06,0.0001,0.01,1.0 --set optimizer=sgd "
+        "--set optimizer_holds=the-model --set zero_grad=before-backward --seed 0"
     )
 
 

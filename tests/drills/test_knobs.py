@@ -119,7 +119,12 @@ def test_bad_float_lists_are_refused_with_the_knob_named(value: object, problem:
 
 def test_a_sweep_drill_fills_in_its_default_list() -> None:
     sweep = get_drill("lr-sweep")
-    assert resolve_knobs(sweep, {}) == {"optimizer": "sgd", "lrs": (1e-6, 1e-4, 1e-2, 1.0)}
+    assert resolve_knobs(sweep, {}) == {
+        "optimizer": "sgd",
+        "zero_grad": "before-backward",
+        "optimizer_holds": "the-model",
+        "lrs": (1e-6, 1e-4, 1e-2, 1.0),
+    }
     assert resolve_knobs(sweep, {"lrs": "1e-3"})["lrs"] == (1e-3,)
     # A resolved value resolves to itself: the worker re-validates what the web app resolved.
     resolved = resolve_knobs(sweep, {"lrs": [0.1, 0.2]})

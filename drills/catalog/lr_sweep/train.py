@@ -93,9 +93,11 @@ def train_one_rate(
 ) -> RateRun:
     """One rate's run; its curves go into the Run as "loss@lr=...", "grad_norm@lr=...", ..."""
     parameters = list(model.parameters())
-    # "a-copy": the optimizer was built on a copy of the model (as a deepcopy made after it,
-    # for an average of the weights, would leave it): it steps tensors no forward pass uses.
-    stepped = parameters if holds == "the-model" else list(copy.deepcopy(model).parameters())
+    stepped = parameters
+    if holds == "a-copy":
+        # The optimizer built on a copy of the model (as a deepcopy made after it, for an
+        # average of the weights, would leave it): it steps tensors no forward pass uses.
+        stepped = list(copy.deepcopy(model).parameters())
     optimizer = make_optimizer(optimizer_name, stepped, lr)
     run.watch(model, optimizer)  # a fresh audit for this rate
     loss_name, grad_name, update_name = (
