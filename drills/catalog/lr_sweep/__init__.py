@@ -2,7 +2,9 @@
 
 Each rate trains the same small regression from the same initial weights on the same data, so
 the only difference between the curves is the step size. Too small: the loss sits still. About
-right: it falls steadily. Too large: it jumps up, or overflows to infinity.
+right: it falls steadily. Too large: it jumps up, or overflows to infinity. A loop whose optimizer
+steps nothing (gradients cleared before the step, or an optimizer built on a copy of the model)
+leaves every rate flat, however large: read from what the optimizer held and found, not the curve.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ class LrSweep(Drill):
         "examples, the whole set in every step, squared-error loss). The sweep trains it once per "
         "learning rate, each time from the very same initial weights, for 150 steps, and records "
         "the loss, the gradient norm and the size of every step. Pick the optimizer and the "
-        "rates, predict what the sweep will show, then run it."
+        "rates (and, for a loop that is broken, where it clears the gradients or what its "
+        "optimizer holds), predict what the sweep will show, then run it."
     )
     version = "2"
     healthy = "bracketed"
