@@ -1,6 +1,6 @@
 """Runs outside the sandbox: the learner's labels against the reference on the hidden probes,
-the copies of the probes it was handed as it left them against the probes rebuilt here, and
-the trained model's next-token loss on the response, all measured here.
+the copies of the probes it was handed as it left them against the probes rebuilt here
+(untouched.py), and the trained model's next-token loss on the response, all measured here.
 
 The drill's signature (DoubleShiftSignature) of the first run is filled from measurements made
 here on the largest probe batch: the trained weights scored against the learner's labels
@@ -27,6 +27,11 @@ from drills.catalog.double_shift_labels.exercises.shift_once.problem import (
     ShiftingLM,
     build,
     probe_batches,
+    show_token,
+)
+from drills.catalog.double_shift_labels.exercises.shift_once.untouched import (
+    batch_changes,
+    untouched_check,
 )
 from drills.catalog.double_shift_labels.signature import DoubleShiftSignature
 from drills.catalog.double_shift_labels.train import share
@@ -40,7 +45,7 @@ from drills.exercises.evidence import (
     total_change,
     weights_check,
 )
-from drills.kit.causal_lm import IGNORE, TextBatch, chance_loss, decode_token, entropy_references
+from drills.kit.causal_lm import IGNORE, TextBatch, chance_loss, entropy_references
 
 FLOOR_BAND = 0.15  # the drill's band: within ±15% of the next-token entropy sits on it
 
@@ -138,76 +143,18 @@ def misalignment(batch: LabelBatch, labels: torch.Tensor) -> str | None:
     text = (
         f"in a hidden batch of {batch.input_ids.shape[0]}x{batch.input_ids.shape[1]} tokens, "
         f"{total} labels differ from what this model needs ({', '.join(parts)}). "
-        f"First: sequence {b}, position {t} ({where}, input {show(int(batch.input_ids[b, t]))}), "
+        f"First: sequence {b}, position {t} "
+        f"({where}, input {show_token(int(batch.input_ids[b, t]))}), "
         f"your label is {describe_label(batch.input_ids[b], t, int(labels[b, t]))}"
     )
     return text
-
-
-HANDED = ("input_ids", "attention_mask", "response_mask")  # handed-<i>'s three rows, in order
-
-
-def batch_changes(case: CaseEvidence, probes: list[LabelBatch]) -> list[str]:
-    """How prepare_labels() left each probe it was handed, against the probe rebuilt here: one
-    sentence for each probe it changed."""
-    if case.error:
-        return []
-    found = []
-    for i, batch in enumerate(probes):
-        handed = (case.values or {}).get(f"handed-{i}")
-        before = batch.stacked()
-        if handed is None or handed.shape != before.shape or handed.dtype != before.dtype:
-            return ["the batches your function was handed did not come back"]
-        changed = [
-            (name, int((handed[row] != before[row]).sum()))
-            for row, name in enumerate(HANDED)
-            if not torch.equal(handed[row], before[row])
-        ]
-        if changed:
-            found.append(changed_text(batch, handed, changed))
-    return found
-
-
-def changed_text(batch: LabelBatch, handed: torch.Tensor, changed: list[tuple[str, int]]) -> str:
-    size = f"{batch.input_ids.shape[0]}x{batch.input_ids.shape[1]}"
-    parts = ", ".join(f"{count} positions of {name}" for name, count in changed)
-    text = f"in a hidden batch of {size} tokens, prepare_labels changed {parts} in place"
-    if changed[0][0] == "input_ids":
-        b, t = (int(i) for i in (handed[0] != batch.input_ids).nonzero()[0])
-        value = int(handed[0, b, t])
-        text += (
-            f" (first: sequence {b}, position {t}, input {show(int(batch.input_ids[b, t]))} "
-            f"became {value}), so the model would be fed {value} there as its input. "
-            "labels = input_ids makes no copy: the two names are one tensor, and writing into "
-            "the labels writes into the batch; build the labels on input_ids.clone()"
-        )
-    else:
-        text += "; the pipeline uses the batch again after your function returns"
-    return text
-
-
-def untouched_check(
-    exercise: Exercise, cases: Sequence[CaseEvidence], found: list[str]
-) -> CheckResult:
-    key = "batch-untouched"
-    if any(case.error for case in cases):
-        return missing_evidence(exercise, key, [c for c in cases if c.error])
-    if found:
-        return result(exercise, key, "fail", found[0][0].upper() + found[0][1:] + ".")
-    return result(
-        exercise, key, "pass", "Your function left every hidden batch it was handed as it was."
-    )
-
-
-def show(token: int) -> str:
-    return repr(decode_token(token, SOURCE))
 
 
 def describe_label(row: torch.Tensor, t: int, label: int) -> str:
     if label == IGNORE:
         return "-100 (not counted)"
     moves = [k for k in range(-3, 4) if 0 <= t + k < len(row) and int(row[t + k]) == label]
-    text = show(label)
+    text = show_token(label)
     if moves and 0 not in moves:
         k = min(moves, key=abs)
         text += f", the input {abs(k)} position{'s' if abs(k) > 1 else ''} "

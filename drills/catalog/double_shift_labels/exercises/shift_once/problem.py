@@ -18,6 +18,7 @@ from drills.kit.causal_lm import (
     ModelConfig,
     SourceConfig,
     TextBatch,
+    decode_token,
 )
 
 SOURCE = SourceConfig()
@@ -110,3 +111,8 @@ def probe_batches(source: MarkovSource, seed: int) -> list[LabelBatch]:
 
 def cosine_lr(step: int) -> float:
     return LR * 0.5 * (1.0 + math.cos(math.pi * step / STEPS))
+
+
+def show_token(token: int) -> str:
+    """A token as the messages quote it: its letter, or a marker for padding or ignored."""
+    return repr(decode_token(token, SOURCE))
