@@ -12,6 +12,7 @@ from typing import Any
 
 from drills.catalog.break_the_graph.signature import BreakSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
+from drills.kit.backbone_head_knobs import SIZE_KNOBS
 
 CUTS = ("none", "detach-hidden", "loss-from-item", "numpy-roundtrip", "no-grad-forward")
 
@@ -53,16 +54,7 @@ class BreakTheGraph(Drill):
             "torch.no_grad().",
             choices=CUTS,
         ),
-        Knob(
-            "width",
-            "int",
-            32,
-            "How many features the head reads (the backbone's first layer is twice as wide); "
-            "the batch is the same whatever the width.",
-            minimum=4,
-            maximum=512,
-        ),
-        Knob("steps", "int", 200, "Full-batch Adam steps.", minimum=1, maximum=1000),
+        *SIZE_KNOBS,
     )
     hypotheses = (
         Hypothesis(

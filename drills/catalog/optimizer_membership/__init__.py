@@ -12,6 +12,7 @@ from typing import Any
 
 from drills.catalog.optimizer_membership.signature import MembershipSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
+from drills.kit.backbone_head_knobs import SIZE_KNOBS
 
 EXCLUSIONS = ("none", "head", "backbone", "head-replaced-after")
 
@@ -49,16 +50,7 @@ class OptimizerMembership(Drill):
             "a new layer, so it holds the old head's tensors instead.",
             choices=EXCLUSIONS,
         ),
-        Knob(
-            "width",
-            "int",
-            32,
-            "How many features the head reads (the backbone's first layer is twice as wide); "
-            "the batch is the same whatever the width.",
-            minimum=4,
-            maximum=512,
-        ),
-        Knob("steps", "int", 200, "Full-batch Adam steps.", minimum=1, maximum=1000),
+        *SIZE_KNOBS,
     )
     hypotheses = (
         Hypothesis(
