@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.break_the_graph.signature import BreakSignature
+from drills.core.backbone_head_knobs import SIZE_KNOBS
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
-from drills.kit.backbone_head_knobs import SIZE_KNOBS
 
 CUTS = ("none", "detach-hidden", "loss-from-item", "numpy-roundtrip", "no-grad-forward")
 

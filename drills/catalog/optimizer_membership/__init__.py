@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.catalog.optimizer_membership.signature import MembershipSignature
+from drills.core.backbone_head_knobs import SIZE_KNOBS
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
-from drills.kit.backbone_head_knobs import SIZE_KNOBS
 
 EXCLUSIONS = ("none", "head", "backbone", "head-replaced-after")
 

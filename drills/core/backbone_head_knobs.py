@@ -1,6 +1,7 @@
 """The size knobs of the drills built on the backbone + head classifier (break-the-graph,
 optimizer-membership), read by drills/kit/backbone_head.py's BackboneHeadConfig.sized().
-Torch-free, so the drills' descriptions can list them."""
+Torch-free and in core, not kit (kit is imported only by training code), so the
+drills' descriptions can list them without loading torch."""
 
 from __future__ import annotations
 
