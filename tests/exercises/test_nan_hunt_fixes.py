@@ -57,11 +57,17 @@ WRONG_FIXES = {
     "wrong_float64_softmax": (PROBED, "log-probs", "log_probs gave -inf"),
 }
 # Where a wrong file also fails a training check, on one seed of the five (measured): the
-# epsilon's run A of seed 0 ends at 53% of its first held-out loss (the bar is 50%), and the
 # clipped run A of seed 4 reaches the underflow within its 150 steps (the others do not).
 ALSO_FAILS = {
-    ("wrong_epsilon_in_the_log", 0): {"learns"},
     ("wrong_clip_gradients", 4): {"weights", "learns"},
+}
+# Where a training check of a wrong file goes either way with the machine: the epsilon's run A
+# of seed 0 trains with gradients that vanish for its confident mistakes, and where it ends
+# hangs on the last bits of MKL's kernels, which pick their code by the CPU (53% of its first
+# held-out loss on the machines the thresholds were set on, against a bar of 50%; 14% on an
+# AVX-512 machine, 12% there with MKL_CBWR=COMPATIBLE). Its telltale checks fail everywhere.
+EITHER_WAY = {
+    ("wrong_epsilon_in_the_log", 0): {"learns"},
 }
 
 
@@ -84,7 +90,8 @@ def test_a_wrong_fix_fails_the_checks_its_mistake_breaks(name: str, seed: int) -
     breaks, read, says = WRONG_FIXES[name]
     found = FILES.judged(name, seed)
     assert found.status == "failed", found.message
-    assert FILES.failing(name, seed) == breaks | ALSO_FAILS.get((name, seed), set())
+    expected = breaks | ALSO_FAILS.get((name, seed), set())
+    assert FILES.failing(name, seed) - EITHER_WAY.get((name, seed), set()) == expected
     check = next(check for check in found.checks if check.key == read)
     assert says in check.message, check.message
 
