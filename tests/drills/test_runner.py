@@ -1,4 +1,7 @@
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -26,10 +29,22 @@ def test_the_record_is_complete_and_strict_json() -> None:
     assert record["environment"]["threads"] == 1
     assert record["environment"]["deterministic"] is True
     assert record["environment"]["torch"] == torch.__version__
-    assert record["environment"]["cpu_capability"]
+    assert record["environment"]["cpu_capability"] == "DEFAULT"  # drills/core/cpu_kernels.py
     assert len(record["digest"]) == 64
     assert record["timings"]["compute_s"] > 0
     json.dumps(record, allow_nan=False)
+
+
+def test_a_run_uses_the_default_kernels_whatever_the_environment_asks() -> None:
+    """Set before torch's first kernel, so an AVX machine computes as any other would."""
+    script = (
+        "import drills, torch; torch.ones(2) + 1; print(torch.backends.cpu.get_cpu_capability())"
+    )
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "avx2"}
+    found = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "DEFAULT"
 
 
 def test_same_inputs_give_the_same_digest() -> None:
