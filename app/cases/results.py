@@ -1,5 +1,6 @@
-"""A cohort's case results for its instructor: each learner's latest result per case, and per
-case the wrong causes named most often (the cohort's misconceptions)."""
+"""A cohort's case results for its instructor: each learner's latest result per case (the
+offered ones, and a retired one someone tried), and per case the wrong causes named most often
+(the cohort's misconceptions)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sqlmodel import Session, col, select
 
 from app.accounts.models import User
 from app.cases.models import CaseAttempt, CaseStage
-from drills.cases.registry import all_cases
+from drills.cases.registry import all_cases, retired_cases
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,9 @@ def cohort_case_results(session: Session, learners: list[User]) -> dict[str, Any
         score = row.score or {}
         if row.stage == CaseStage.revealed and not score.get("cause_named") and row.named_cause:
             wrong.setdefault(row.case_key, Counter())[row.named_cause] += 1
-    cases = list(all_cases())
+    # A retired case keeps its column while someone in the cohort has an attempt at it.
+    tried = {row.case_key for row in rows}
+    cases = [*all_cases(), *(case for case in retired_cases() if case.key in tried)]
     misconceptions: dict[str, list[Misconception]] = {}
     for case in cases:
         texts = {cause.key: cause.text for cause in case.case_set.causes}

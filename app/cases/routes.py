@@ -45,7 +45,12 @@ def open_case(
     except UnknownCase:
         raise HTTPException(status_code=404, detail=f"No case called {case_key!r}.") from None
     key = request.app.state.case_draw_key
-    case_attempt = cases.open_case(session, runner, learner_id=user.saved_id, case=case, key=key)
+    try:
+        case_attempt = cases.open_case(
+            session, runner, learner_id=user.saved_id, case=case, key=key
+        )
+    except cases.CaseNotOffered as error:
+        raise HTTPException(status_code=410, detail=str(error)) from None
     return RedirectResponse(f"/cases/attempts/{case_attempt.id}", status_code=303)
 
 

@@ -27,11 +27,15 @@ from app.runs.models import Attempt
 from app.web.access import cohorts_joined_by
 from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, knobs_for
-from drills.cases.registry import get_case
+from drills.cases.registry import get_case, is_offered
 
 
 class CaseRefused(ValueError):
     """A step the case's stage does not allow now (409): the message says why."""
+
+
+class CaseNotOffered(ValueError):
+    """A new draw of a case the pool has retired (410): attempts already open go on."""
 
 
 def case_of(case_attempt: CaseAttempt) -> Case:
@@ -61,11 +65,16 @@ def open_case(
     session: Session, runner: AttemptRunner, *, learner_id: int, case: Case, key: bytes
 ) -> CaseAttempt:
     """Resume the learner's unfinished attempt at `case`, or draw a new one (with the server's
-    draw `key`) and start its symptom run. Two requests at once draw one attempt: the second
-    meets the unique number."""
+    draw `key`) and start its symptom run; a retired case draws none (CaseNotOffered). Two
+    requests at once draw one attempt: the second meets the unique number."""
     existing = open_attempt(session, learner_id=learner_id, case_key=case.key)
     if existing is not None:
         return existing
+    if not is_offered(case.key):
+        raise CaseNotOffered(
+            f"The case “{case.title}” is no longer offered: attempts at it already open go on, "
+            "but it draws no new ones. Pick another case from the list."
+        )
     done = session.exec(
         select(func.count())
         .select_from(CaseAttempt)

@@ -19,6 +19,7 @@ from drills.cases import evidence as case_evidence
 from drills.cases.contract import FAMILIES, Case, CaseSet, Experiment
 from drills.cases.draw import Draw, fix_knobs
 from drills.cases.outcomes import reading
+from drills.cases.registry import is_offered
 from drills.core.source import training_source
 from drills.core.source_diff import SourceDiff, source_diff
 
@@ -112,6 +113,7 @@ def case_page_context(session: Session, case_attempt: CaseAttempt) -> dict[str, 
     cause_text = {cause.key: cause.text for cause in case_set.causes}
     context: dict[str, Any] = {
         "case": case,
+        "offered": is_offered(case.key),
         "case_attempt": case_attempt,
         "stage": case_attempt.stage,
         "stage_words": STAGE_WORDS[CaseStage(case_attempt.stage)],
@@ -208,15 +210,17 @@ def fix_diff(case: Case, case_attempt: CaseAttempt) -> SourceDiff:
 
 
 def case_list(session: Session, learner_id: int | None) -> list[dict[str, Any]]:
-    """Every case, with the learner's state on it: not started, open, solved or missed."""
-    from drills.cases.registry import all_cases
+    """Every case offered, with the learner's state on it: not started, open, solved or missed;
+    then each retired case the learner has attempts at (no new draws, the old ones still open)."""
+    from drills.cases.registry import all_cases, retired_cases
 
     mine: dict[str, list[CaseAttempt]] = {}
     if learner_id is not None:
         for attempt in cases.case_attempts_of(session, learner_id):
             mine.setdefault(attempt.case_key, []).append(attempt)
     rows = []
-    for case in all_cases():
+    offered = all_cases()
+    for case in (*offered, *(case for case in retired_cases() if case.key in mine)):
         attempts = mine.get(case.key, [])
         state = "not started"
         if attempts:
@@ -225,5 +229,7 @@ def case_list(session: Session, learner_id: int | None) -> list[dict[str, Any]]:
                 state = "open"
             else:
                 state = "solved" if (last.score or {}).get("cause_named") else "missed"
-        rows.append({"case": case, "state": state, "attempts": attempts})
+        rows.append(
+            {"case": case, "state": state, "attempts": attempts, "offered": case in offered}
+        )
     return rows

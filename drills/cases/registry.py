@@ -1,6 +1,12 @@
 """Every case, by key: a drill's case set lives beside it, in `drills/catalog/<drill>/cases/`,
-whose package exposes CASES (a tuple of Case). A subpackage, not a module, so that the drill's
-"code that ran" (drills/core/source.py reads the folder's own *.py files) never shows it."""
+whose package exposes CASES (a tuple of Case) and may expose RETIRED_CASES. A subpackage, not a
+module, so that the drill's "code that ran" (drills/core/source.py reads the folder's own *.py
+files) never shows it.
+
+A retired case is one the pool no longer offers (its symptom gave its cause away by
+construction, say): no new attempt draws it, while an attempt stored under it still opens,
+runs its experiments, scores and reveals. `all_cases()` is the offered pool; `get_case()` finds
+retired ones too."""
 
 from __future__ import annotations
 
@@ -63,23 +69,41 @@ RENAMED = {
 
 
 @cache
-def all_cases() -> tuple[Case, ...]:
-    found: list[Case] = []
+def _pool() -> tuple[tuple[Case, ...], tuple[Case, ...]]:
+    """(offered, retired), from every drill's cases package."""
+    offered: list[Case] = []
+    retired: list[Case] = []
     for drill_package in sorted(pkgutil.iter_modules(drills.catalog.__path__)):
         name = f"drills.catalog.{drill_package.name}.cases"
         if importlib.util.find_spec(name) is None:
             continue
-        found.extend(importlib.import_module(name).CASES)
-    keys = [case.key for case in found]
+        module = importlib.import_module(name)
+        offered.extend(module.CASES)
+        retired.extend(getattr(module, "RETIRED_CASES", ()))
+    keys = [case.key for case in (*offered, *retired)]
     duplicated = {key for key in keys if keys.count(key) > 1}
     if duplicated:
         raise RuntimeError(f"case keys used twice: {sorted(duplicated)}")
-    return tuple(found)
+    return tuple(offered), tuple(retired)
+
+
+def all_cases() -> tuple[Case, ...]:
+    """The cases the pool offers, in catalogue order."""
+    return _pool()[0]
+
+
+def retired_cases() -> tuple[Case, ...]:
+    return _pool()[1]
+
+
+def is_offered(key: str) -> bool:
+    return any(case.key == key for case in all_cases())
 
 
 def get_case(key: str) -> Case:
+    """A case by key, offered or retired (an old key leads to the case that took it over)."""
     key = RENAMED.get(key, key)
-    for case in all_cases():
+    for case in (*all_cases(), *retired_cases()):
         if case.key == key:
             return case
     raise UnknownCase(key)

@@ -116,7 +116,7 @@ PATH: tuple[Stage, ...] = (
             _rounds(1),  # a round asks for the five parts before they are recalled
             _review("five-part-diagnosis"),
             _case("a-wide-mlp-on-noisy-labels"),
-            _case("a-quick-sweep"),
+            _case("a-sweep-before-a-long-run"),
             _case("nan-some-way-in"),
             _case("a-loss-that-jumps"),
             _rounds(5),

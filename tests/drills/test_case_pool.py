@@ -18,7 +18,14 @@ import pytest
 from drills.cases import outcomes
 from drills.cases.contract import FAMILIES, Case
 from drills.cases.draw import SEED_RANGE, draw, fix_knobs
-from drills.cases.registry import RENAMED, all_case_sets, all_cases, get_case
+from drills.cases.registry import (
+    RENAMED,
+    all_case_sets,
+    all_cases,
+    get_case,
+    is_offered,
+    retired_cases,
+)
 from tests.drills.runs import run_drill
 
 CASES = all_cases()
@@ -69,6 +76,21 @@ def test_every_cause_a_case_ever_hid_still_opens_its_stored_attempts() -> None:
             case.cause(cause)  # raises for a cause neither hidden nor retired
     retired = {(case.key, cause) for case in CASES for cause in case.retired}
     assert ("a-wide-mlp-on-noisy-labels", "crushing-weight-decay") in retired
+
+
+def test_a_retired_case_is_found_for_its_attempts_but_not_offered() -> None:
+    """a-quick-sweep decided on sight (its causes are the sweep's own rates, which its legend
+    shows): retired, it leaves the pool while its stored attempts, and the old keys that led
+    to it, still find it with the causes they drew."""
+    retired = {case.key for case in retired_cases()}
+    assert "a-quick-sweep" in retired
+    assert not retired & {case.key for case in CASES}
+    assert not is_offered("a-quick-sweep") and is_offered("a-sweep-before-a-long-run")
+    quick = get_case("a-quick-sweep")
+    assert quick in retired_cases()
+    assert get_case("every-curve-blows-up") is quick
+    quick.cause("all-rates-too-large")
+    assert {case_set.drill for case_set in all_case_sets()} >= {"lr-sweep"}
 
 
 def words(text: str) -> set[str]:

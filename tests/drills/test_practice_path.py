@@ -1,6 +1,6 @@
 """The study path names only things that exist, once each, in four hours."""
 
-from drills.cases.registry import get_case
+from drills.cases.registry import get_case, is_offered
 from drills.core.registry import get_drill
 from drills.exercises.registry import get_exercise
 from drills.practice.items import get_item
@@ -20,6 +20,7 @@ def test_every_step_names_something_that_exists_once() -> None:
             get_drill(step.target)
         elif step.kind is StepKind.case:
             get_case(step.target)
+            assert is_offered(step.target), f"{step.target} is retired: it draws no attempts"
         elif step.kind is StepKind.exercise:
             get_exercise(step.target)
         elif step.kind is StepKind.rounds:

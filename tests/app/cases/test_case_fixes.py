@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.accounts.models import User
+from app.cases import service
 from app.cases.models import CaseAttempt, CaseRun, CaseRunKind
 from app.diagnosis.shown import option_of
 from app.runs.models import Attempt, AttemptStatus
@@ -104,11 +105,16 @@ def test_every_listed_fix_goes_through_the_verdict_route(
 
 
 @pytest.mark.slow
-def test_the_right_fix_of_a_sweep_case_heals_through_the_database(client: TestClient) -> None:
+def test_the_right_fix_of_a_sweep_case_heals_through_the_database(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Real runs: an lr-sweep case whose fix swaps a stored list of rates (the one that
-    answered 500) is revealed with the fix verified."""
+    answered 500) is revealed with the fix verified. The case is retired, so this attempt is
+    one opened before it was: it still scores and reveals, with no new draw offered."""
     case = get_case("a-quick-sweep")
-    case_attempt_id = open_case(client, case.key)
+    with monkeypatch.context() as still_offered:
+        still_offered.setattr(service, "is_offered", lambda key: True)
+        case_attempt_id = open_case(client, case.key)
     hidden = drawn(client, case_attempt_id)
     assert case.case_set.fix(hidden.fix).change.replace, "this case must test a replacing fix"
     wait_until_runs_end(client, case_attempt_id)
@@ -125,3 +131,5 @@ def test_the_right_fix_of_a_sweep_case_heals_through_the_database(client: TestCl
     body = case_json(client, case_attempt_id)
     assert body["stage"] == "revealed"
     assert body["score"]["cause_named"] and body["score"]["fix_verified"], body["score"]
+    revealed = client.get(f"/cases/attempts/{case_attempt_id}").text
+    assert "no longer offered" in revealed and "with a new draw" not in revealed

@@ -53,7 +53,7 @@ def cohort(make_settings: Callable[..., Settings]) -> Iterator[dict[str, Any]]:
         add_exercise_run(engine, ann, judgement="passed")
         add_case_attempt(engine, bob, stage=CaseStage.diagnosing)
         add_exercise_run(engine, bob, judgement="failed")
-        yield {"cohort": cohort_id, "instructor": signed_in(app, "ida")}
+        yield {"cohort": cohort_id, "instructor": signed_in(app, "ida"), "engine": engine, "cy": cy}
 
 
 def test_the_csv_has_a_column_per_drill_case_and_exercise(cohort: dict[str, Any]) -> None:
@@ -79,6 +79,24 @@ def test_the_csv_has_a_column_per_drill_case_and_exercise(cohort: dict[str, Any]
     # Every other case is untouched by all three.
     others = [f"case:{case.key}" for case in all_cases() if case.key != CASE]
     assert {row[key] for row in by_name.values() for key in others} == {"not started"}
+
+
+def test_a_retired_case_keeps_its_column_while_someone_has_tried_it(
+    cohort: dict[str, Any],
+) -> None:
+    """a-quick-sweep draws no new attempts; one made before it was retired still shows."""
+    header = cohort["instructor"].get(f"/cohorts/{cohort['cohort']}/progress.csv").text
+    assert "case:a-quick-sweep" not in header.splitlines()[0]
+    add_case_attempt(
+        cohort["engine"], cohort["cy"], case_key="a-quick-sweep", cause="all-rates-too-large"
+    )
+    response = cohort["instructor"].get(f"/cohorts/{cohort['cohort']}/progress.csv")
+    rows = list(csv.reader(io.StringIO(response.text)))
+    by_name = {row[0]: dict(zip(rows[0], row, strict=True)) for row in rows[1:]}
+    assert by_name["cy"]["case:a-quick-sweep"].startswith("solved")
+    assert by_name["ann"]["case:a-quick-sweep"] == "not started"
+    page = cohort["instructor"].get(f"/cohorts/{cohort['cohort']}")
+    assert page.status_code == 200 and "A sweep with no rate to use" in page.text
 
 
 def test_no_csv_cell_reads_as_a_formula(cohort: dict[str, Any]) -> None:
