@@ -140,6 +140,7 @@ def test_the_environment_is_cleared(monkeypatch: pytest.MonkeyPatch) -> None:
         "MKL_NUM_THREADS": "1",
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "ATEN_CPU_CAPABILITY": "default",
         "PWD": "/scratch",
     }
 
