@@ -300,3 +300,24 @@ LEAKING = {"val_optimism": 0.6, "optimism_noise": 0.06}
 )
 def test_diagnose_reads_the_numbers(numbers: dict[str, Any], expected: str) -> None:
     assert drill.diagnose(numbers, None) == expected
+
+
+@pytest.mark.parametrize(
+    ("from_users", "expected"),
+    [(0.0094, "inconclusive"), (0.0100, "inconclusive"), (0.0104, "inconclusive")]
+    + [(0.0090, "inconclusive"), (0.0110, "user-leakage")],
+)
+def test_a_share_within_five_percent_of_its_line_is_inconclusive(
+    from_users: float, expected: str
+) -> None:
+    """On the line, a machine's last bits decide the verdict: it says so instead (ON_THE_LINE).
+    Below the line the users cannot account for the optimism; well above it they can."""
+    signature = {
+        "shared_user_rows": 252,
+        "near_copies_found": 0,
+        "val_optimism": 0.05,  # well above 2 standard errors
+        "optimism_noise": 0.01,
+        "expected_from_users": from_users,
+        "expected_from_copies": 0.0,
+    }
+    assert get_drill("group-leakage").diagnose(signature, None) == expected
