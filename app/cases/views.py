@@ -219,8 +219,8 @@ def case_list(session: Session, learner_id: int | None) -> list[dict[str, Any]]:
         for attempt in cases.case_attempts_of(session, learner_id):
             mine.setdefault(attempt.case_key, []).append(attempt)
     rows = []
-    offered = all_cases()
-    for case in (*offered, *(case for case in retired_cases() if case.key in mine)):
+    offered = {case.key for case in all_cases()}
+    for case in (*all_cases(), *(case for case in retired_cases() if case.key in mine)):
         attempts = mine.get(case.key, [])
         state = "not started"
         if attempts:
@@ -230,6 +230,6 @@ def case_list(session: Session, learner_id: int | None) -> list[dict[str, Any]]:
             else:
                 state = "solved" if (last.score or {}).get("cause_named") else "missed"
         rows.append(
-            {"case": case, "state": state, "attempts": attempts, "offered": case in offered}
+            {"case": case, "state": state, "attempts": attempts, "offered": case.key in offered}
         )
     return rows
