@@ -18,7 +18,6 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.accounts.models import User
-from app.cases import service
 from app.cases.models import CaseAttempt, CaseRun, CaseRunKind
 from app.diagnosis.shown import option_of
 from app.runs.models import Attempt, AttemptStatus
@@ -26,6 +25,7 @@ from drills.cases.contract import Case
 from drills.cases.draw import Draw, draw, fix_knobs
 from drills.cases.registry import all_cases, get_case
 from tests.app.cases.test_cases import case_json, drawn, engine_of, open_case, wait_until_runs_end
+from tests.app.cases.test_retired_cases import open_before_retirement
 from tests.conftest import log_in, make_user
 
 
@@ -112,9 +112,7 @@ def test_the_right_fix_of_a_sweep_case_heals_through_the_database(
     answered 500) is revealed with the fix verified. The case is retired, so this attempt is
     one opened before it was: it still scores and reveals, with no new draw offered."""
     case = get_case("a-quick-sweep")
-    with monkeypatch.context() as still_offered:
-        still_offered.setattr(service, "is_offered", lambda key: True)
-        case_attempt_id = open_case(client, case.key)
+    case_attempt_id = open_before_retirement(client, monkeypatch, case.key)
     hidden = drawn(client, case_attempt_id)
     assert case.case_set.fix(hidden.fix).change.replace, "this case must test a replacing fix"
     wait_until_runs_end(client, case_attempt_id)

@@ -14,6 +14,13 @@ from tests.app.cases.test_cases import engine_of, open_case, wait_until_runs_end
 RETIRED = "a-quick-sweep"
 
 
+def open_before_retirement(client: TestClient, monkeypatch: pytest.MonkeyPatch, key: str) -> int:
+    """Open a retired case as if it were still offered: an attempt stored before retirement."""
+    with monkeypatch.context() as still_offered:
+        still_offered.setattr(service, "is_offered", lambda key: True)
+        return open_case(client, key)
+
+
 def stored_attempts(client: TestClient) -> list[CaseAttempt]:
     with Session(engine_of(client)) as session:
         return list(session.exec(select(CaseAttempt)).all())
@@ -37,9 +44,7 @@ def test_a_retired_case_is_not_listed_and_draws_nothing(client: TestClient) -> N
 def test_an_attempt_opened_before_the_case_was_retired_goes_on(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with monkeypatch.context() as still_offered:  # the attempt was opened while it was offered
-        still_offered.setattr(service, "is_offered", lambda key: True)
-        case_attempt_id = open_case(client, RETIRED)
+    case_attempt_id = open_before_retirement(client, monkeypatch, RETIRED)
     wait_until_runs_end(client, case_attempt_id)
 
     listing = client.get("/cases")
