@@ -24,7 +24,7 @@ from drills.core.contract import (
 from drills.core.cpu_kernels import pin as pin_cpu_kernels
 from drills.core.registry import UnknownDrill, all_drills, get_drill
 
-# Before any run's first kernel: every machine computes with the same kernels (cpu_kernels.py).
+# Before any run's first kernel: every machine computes with the same code paths (cpu_kernels.py).
 pin_cpu_kernels()
 
 # torch warns at import time when NumPy is missing. Drills never use NumPy, and the warning would

@@ -1,24 +1,39 @@
-"""One set of CPU kernels for every run, on every machine.
+"""One set of CPU code paths for every run, on every machine.
 
-torch picks its CPU kernels by the vector instructions the machine has (DEFAULT, AVX2, AVX-512),
-and their results differ in the last bits. Most runs shrug that off, but a run near the edge of
-stability amplifies it: silent-no-learning's rate-too-large cause (seed 0) ends at a loss of
-1.35 with the DEFAULT kernels and 1.99 with AVX2 or AVX-512. The stored case tables, the
-exercises' judgements and a replayed command are all compared with runs made elsewhere, so
-every run uses the kernels every x86-64 machine has: DEFAULT. The cost, measured on an AVX-512
-machine: the case runs of double-shift-labels take 25% longer, optimizer-membership's 60%.
+torch picks its own CPU kernels by the vector instructions the machine has (DEFAULT, AVX2,
+AVX-512), and MKL, which does torch's matrix products, picks its code path by the CPU too. Their
+results differ in the last bits. Most runs shrug that off, but a run near the edge of stability
+amplifies it. silent-no-learning's rate-too-large cause, final loss at seeds 0, 2 and 4:
 
-torch reads the variable at its first kernel, not at import, so setting it when `drills` is
-imported comes in time for every run (the worker's warm-up imports drills first); the sandbox
-sets it in the environment it builds (drills/sandbox/policy.py)."""
+- Intel AVX-512, torch's AVX-512 kernels: 1.99 at seed 0;
+- Intel AVX-512, DEFAULT kernels, MKL's own path: 1.35045, 1.4837, 1.1725;
+- AMD EPYC (AVX-512), DEFAULT kernels, MKL's own path: 1.36045, 1.39592, 1.4361;
+- AMD EPYC, DEFAULT kernels, MKL_CBWR=COMPATIBLE: 1.35045, 1.39275, 1.4361.
+
+The stored case tables, the exercises' judgements and a replayed command are all compared with
+runs made elsewhere, so every run uses the code paths every x86-64 machine has: torch's DEFAULT
+kernels, and MKL's conditional-numerical-reproducibility mode COMPATIBLE, which MKL documents as
+giving the same results on Intel and compatible CPUs for a fixed number of threads (every run
+uses one). The cost: on an Intel AVX-512 machine the DEFAULT kernels made the case runs of
+double-shift-labels take 25% longer and optimizer-membership's 60%; on an AMD EPYC, MKL's
+COMPATIBLE path took optimizer-membership's (seeds 0 and 1) from 23.0 and 25.6 s to 34.5 and
+29.8 s (/tmp/timebuild.py in the stop note of 2026-12-04, session 4).
+
+Both are read when first used, not at import (torch at its first kernel, MKL at its first call),
+so setting them when `drills` is imported comes in time for every run (the worker's warm-up
+imports drills first); the sandbox sets them in the environment it builds
+(drills/sandbox/policy.py)."""
 
 from __future__ import annotations
 
 import os
 
-VARIABLE = "ATEN_CPU_CAPABILITY"
-CAPABILITY = "default"
+# Variable -> value, whatever the environment asked for.
+PINNED = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "MKL_CBWR": "COMPATIBLE",
+}
 
 
 def pin() -> None:
-    os.environ[VARIABLE] = CAPABILITY
+    os.environ.update(PINNED)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 
-from drills.core.cpu_kernels import CAPABILITY, VARIABLE
+from drills.core.cpu_kernels import PINNED
 from drills.sandbox.limits import Limits, prlimit_flags
 from drills.sandbox.runtime import Runtime
 
@@ -29,7 +29,7 @@ ENVIRONMENT = {
     "MKL_NUM_THREADS": "1",
     "PYTHONHASHSEED": "0",  # set iteration order the same in every run (read: no -E, see below)
     "PYTHONDONTWRITEBYTECODE": "1",  # the code's mounts are read-only anyway
-    VARIABLE: CAPABILITY,  # the kernels every run uses, on every machine (cpu_kernels.py)
+    **PINNED,  # the code paths every run uses, on every machine (cpu_kernels.py)
 }
 
 # Python flags: -s no user site, -S no site module (so no .pth file runs and no host path is

@@ -47,6 +47,17 @@ def test_a_run_uses_the_default_kernels_whatever_the_environment_asks() -> None:
     assert found.stdout.strip() == "DEFAULT"
 
 
+def test_a_run_uses_mkl_compatible_path_whatever_the_environment_asks() -> None:
+    """MKL's reproducible mode, set before its first call: an AMD and an Intel CPU agree."""
+    script = "import drills, torch; torch.set_num_threads(1); torch.ones(8, 8) @ torch.ones(8, 8)"
+    env = {**os.environ, "MKL_CBWR": "AUTO", "MKL_VERBOSE": "1"}
+    found = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    calls = [line for line in found.stdout.splitlines() if "SGEMM" in line]
+    assert calls and all("CNR:COMPATIBLE" in line for line in calls), found.stdout
+
+
 def test_same_inputs_give_the_same_digest() -> None:
     first = run_drill(SLUG, {"bug": "randomness-on", "steps": 40}, 3)
     again = run_drill(SLUG, {"bug": "randomness-on", "steps": 40}, 3)

@@ -141,6 +141,7 @@ def test_the_environment_is_cleared(monkeypatch: pytest.MonkeyPatch) -> None:
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "ATEN_CPU_CAPABILITY": "default",
+        "MKL_CBWR": "COMPATIBLE",
         "PWD": "/scratch",
     }
 

@@ -77,8 +77,9 @@ def test_the_environment_is_explicit_and_has_no_drillbook_setting() -> None:
     set_vars = {args[i + 1]: args[i + 2] for i, arg in enumerate(args) if arg == "--setenv"}
     assert set_vars == ENVIRONMENT
     assert not [name for name in set_vars if name.startswith("DRILLBOOK")]
-    # Learner code computes with the kernels every run uses (drills/core/cpu_kernels.py).
+    # Learner code computes with the code paths every run uses (drills/core/cpu_kernels.py).
     assert set_vars["ATEN_CPU_CAPABILITY"] == "default"
+    assert set_vars["MKL_CBWR"] == "COMPATIBLE"
 
 
 def test_rlimits_are_given_in_bytes() -> None:
