@@ -6,8 +6,11 @@ symptom numbers) already looked different under each cause, a learner could name
 from the first screen. So every cause of a case set is run on a few draws, and what a learner
 sees of each run is boiled down to its features:
 
-- each number the symptom shows, and each shown series' first and last value, as a number
-  (None when it is not finite: "the loss went to NaN" is what the learner sees);
+- each number the symptom shows, and each shown series' first value and where it ends, as a
+  number (None when it is not finite: "the loss went to NaN" is what the learner sees). Where
+  a series ends is the median of its last tenth: a per-batch curve's last point is one batch's
+  noise, which no learner reads a cause from, while the level the curve settles at is what
+  the eye takes in;
 - whether the run raised (what PyTorch raised is shown; the drill's own text is not).
 
 A draw under cause A is *consistent with* cause B when every categorical feature takes a value
@@ -24,6 +27,7 @@ rebuilds them); a slow test reruns one draw per cause and compares.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -54,8 +58,14 @@ def features(case_set: CaseSet, record: Mapping[str, Any]) -> Features:
         if label is None or not points:
             continue
         found[f"first:{label}"] = _comparable(points[0][1])
-        found[f"last:{label}"] = _comparable(points[-1][1])
+        found[f"last:{label}"] = _comparable(_end_level([value for _, value in points]))
     return found
+
+
+def _end_level(values: Sequence[float]) -> float:
+    """The median of the last tenth of a series: its last point when it has under 20. (Series
+    points are always finite: the recorder refuses any other.)"""
+    return statistics.median(values[-max(1, len(values) // 10) :])
 
 
 def _comparable(value: Any) -> Any:

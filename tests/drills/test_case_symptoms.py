@@ -27,12 +27,14 @@ STILL_DECIDES = {
     "a-loss-that-jumps": 0.334,
     "jumps-after-a-change": 0.5,
     "a-colleagues-curve": 0.334,
-    "a-screening-classifier": 0.2,
-    "a-sanity-check": 0.28,
-    "a-colleagues-overfit-check": 0.28,
-    "merged-exports": 0.2,
-    "a-wide-mlp-on-noisy-labels": 0.467,
-    "two-flat-curves": 0.2,
+    # Up from 0.28 when a curve's end became the level it settles at: a fresh batch every step
+    # leaves a gradient norm that ends visibly above the reshuffled labels' (0.37-0.47 against
+    # 0.10-0.23); the last batch alone had hidden that on two draws, by chance.
+    "a-sanity-check": 0.32,
+    "a-colleagues-overfit-check": 0.32,
+    "merged-exports": 0.1,
+    "a-wide-mlp-on-noisy-labels": 0.4,
+    "two-flat-curves": 0.1,
     "better-on-unseen-data": 0.067,
     "a-colleagues-validation-set": 0.067,
     "your-own-loop": 0.067,
@@ -76,6 +78,20 @@ def test_a_draw_outside_every_other_causes_range_decides() -> None:
     # A loss gone non-finite (None) matches only another non-finite loss.
     assert not consistent({"last:loss": None}, table["b"])
     assert consistent({"last:loss": None}, [{"last:loss": None}])
+
+
+def test_a_series_ends_where_its_last_tenth_settles_not_at_its_last_batch() -> None:
+    """One noisy last batch is not where a curve ends: the eye reads the level it settles at."""
+    (case_set,) = [each for each in all_case_sets() if each.drill == "silent-no-learning"]
+    settles = [[step, 2.0 - step / 100] for step in range(100)]  # ends near 1.0
+    settles[-1][1] = 3.0  # one bad last batch
+    found = symptoms.features(case_set, {"metrics": {"loss": settles}})
+    assert found["first:training loss"] == 2.0
+    # Steps 90..98 fall from 1.10 to 1.02; the median of them and the 3.0 is 1.065.
+    assert found["last:training loss"] == pytest.approx(1.065)
+    # A short series (under 20 points) ends at its last point.
+    found = symptoms.features(case_set, {"metrics": {"loss": [[0, 2.0], [1, 1.5], [2, 3.0]]}})
+    assert found["last:training loss"] == 3.0
 
 
 @pytest.mark.slow
