@@ -11,6 +11,10 @@ sees of each run is boiled down to its features:
   a series ends is the median of its last tenth: a per-batch curve's last point is one batch's
   noise, which no learner reads a cause from, while the level the curve settles at is what
   the eye takes in;
+- for every two series of one chart, where they end against each other, as the eye reads the
+  chart: on a linear axis the gap between their end levels as a share of the chart's height
+  (validation ending above training or on top of it is the first thing anyone looks at), on a
+  log axis the ratio of their end levels;
 - whether the run raised (what PyTorch raised is shown; the drill's own text is not).
 
 A draw under cause A is *consistent with* cause B when every categorical feature takes a value
@@ -26,6 +30,7 @@ rebuilds them); a slow test reruns one draw per cause and compares.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,6 +41,7 @@ from drills.cases import tables
 from drills.cases.contract import NO_CHANGE, Case, CaseSet
 from drills.cases.evidence import series_label
 from drills.cases.outcomes import nuisance_corners, run_reading
+from drills.core.contract import series_label as contract_series_label
 
 TABLE = "symptoms"
 SEEDS = (0, 1, 2, 3, 4)
@@ -53,13 +59,36 @@ def features(case_set: CaseSet, record: Mapping[str, Any]) -> Features:
     signature = record.get("signature") or {}
     for key in case_set.symptom_observations:
         found[f"number:{key}"] = _comparable(signature.get(key))
-    for metric, points in sorted((record.get("metrics") or {}).items()):
+    metrics = record.get("metrics") or {}
+    for metric, points in sorted(metrics.items()):
         label = series_label(case_set.charts, metric)
         if label is None or not points:
             continue
         found[f"first:{label}"] = _comparable(points[0][1])
         found[f"last:{label}"] = _comparable(_end_level([value for _, value in points]))
+    for chart in case_set.charts:
+        shown = {
+            label: [value for _, value in points]
+            for metric, points in sorted(metrics.items())
+            if points and (label := contract_series_label(chart.series, metric)) is not None
+        }
+        found.update(_gaps(shown, log=chart.log_y))
     return found
+
+
+def _gaps(shown: Mapping[str, Sequence[float]], log: bool) -> Features:
+    """Where each two series of one chart end against each other (see the module's text)."""
+    gaps: Features = {}
+    everything = [value for values in shown.values() for value in values]
+    height = max(everything, default=0.0) - min(everything, default=0.0)
+    for (first, one), (second, other) in itertools.combinations(sorted(shown.items()), 2):
+        end_one, end_other = _end_level(one), _end_level(other)
+        if log:
+            if end_one > 0 and end_other > 0:
+                gaps[f"ratio:{first}|{second}"] = end_one / end_other
+        elif height > 0:
+            gaps[f"gap:{first}|{second}"] = (end_one - end_other) / height
+    return gaps
 
 
 def _end_level(values: Sequence[float]) -> float:
