@@ -42,9 +42,10 @@ STILL_DECIDES = {
     "ready-to-merge": 0.334,
     "a-screening-classifier": 0.1,
     "a-code-rewriter": 0.1,
-    "merged-exports": 0.8,
-    "a-wide-mlp-on-noisy-labels": 0.867,
-    "two-flat-curves": 0.8,
+    # Then down (0.8, 0.867, 0.8) when the copied share of validation went from all to a quarter.
+    "merged-exports": 0.2,
+    "a-wide-mlp-on-noisy-labels": 0.467,
+    "two-flat-curves": 0.2,
     "better-on-unseen-data": 0.267,
     "a-colleagues-validation-set": 0.4,
     "your-own-loop": 0.267,

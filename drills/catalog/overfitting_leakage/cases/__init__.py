@@ -80,7 +80,12 @@ CASE_SET = CaseSet(
             "evaluation",
             "Validation examples also sit in the training set, so validation scores the model "
             "on data it has learned.",
-            {"leak": 1.0},
+            # A quarter of validation, as a merge of overlapping exports leaves it: the whole
+            # set copied ended with validation on top of training or below it on every draw,
+            # where an honest split ends with validation visibly above, so the first screen
+            # gave it away (0.8 of draws); a quarter leaves validation above training, a little
+            # nearer. Attempts drawn before keep the whole copy (their knobs are stored).
+            {"leak": 0.25},
             "leakage",
             fix="deduplicate-split",
             exercise="overfitting-honest-early-stop",
@@ -144,7 +149,7 @@ CASE_SET = CaseSet(
         Fix(
             "deduplicate-split",
             "Remove from the training set every example that also appears in validation.",
-            Change(replace={"leak": {1.0: 0.0}}),
+            Change(replace={"leak": {0.25: 0.0, 1.0: 0.0}}),
         ),
         Fix(
             "weaker-weight-decay",
