@@ -14,7 +14,8 @@ sees of each run is boiled down to its features:
 - for every two series of one chart, where they end against each other, as the eye reads the
   chart: on a linear axis the gap between their end levels as a share of the chart's height
   (validation ending above training or on top of it is the first thing anyone looks at), on a
-  log axis the ratio of their end levels;
+  log axis the ratio of their end levels; either counts only what lies beyond the curves'
+  spread over their last tenth;
 - whether the run raised (what PyTorch raised is shown; the drill's own text is not).
 
 A draw under cause A is *consistent with* cause B when every categorical feature takes a value
@@ -77,24 +78,48 @@ def features(case_set: CaseSet, record: Mapping[str, Any]) -> Features:
 
 
 def _gaps(shown: Mapping[str, Sequence[float]], log: bool) -> Features:
-    """Where each two series of one chart end against each other (see the module's text)."""
+    """Where each two series of one chart end against each other (see the module's text).
+
+    Two noisy curves whose last stretches overlap are seen to end together, whatever their
+    medians say: the gap counts only what lies beyond both curves' spread there (half the
+    interquartile range of each last tenth). Without that, two flat curves of pure noise, which
+    plotly stretches over the whole chart, would differ by chance from draw to draw."""
     gaps: Features = {}
+    if log:
+        if any(value <= 0 for values in shown.values() for value in values):
+            return gaps  # a log axis leaves such points out; no ratio is read from them
+        shown = {label: [math.log(value) for value in values] for label, values in shown.items()}
     everything = [value for values in shown.values() for value in values]
     height = max(everything, default=0.0) - min(everything, default=0.0)
     for (first, one), (second, other) in itertools.combinations(sorted(shown.items()), 2):
-        end_one, end_other = _end_level(one), _end_level(other)
+        apart = _end_level(one) - _end_level(other)
+        beyond = max(0.0, abs(apart) - _end_spread(one) - _end_spread(other))
+        seen = math.copysign(beyond, apart)
         if log:
-            if end_one > 0 and end_other > 0:
-                gaps[f"ratio:{first}|{second}"] = end_one / end_other
+            gaps[f"ratio:{first}|{second}"] = math.exp(seen)
         elif height > 0:
-            gaps[f"gap:{first}|{second}"] = (end_one - end_other) / height
+            gaps[f"gap:{first}|{second}"] = seen / height
     return gaps
 
 
+def _tail(values: Sequence[float]) -> Sequence[float]:
+    """The last tenth of a series: its last point when it has under 20."""
+    return values[-max(1, len(values) // 10) :]
+
+
 def _end_level(values: Sequence[float]) -> float:
-    """The median of the last tenth of a series: its last point when it has under 20. (Series
-    points are always finite: the recorder refuses any other.)"""
-    return statistics.median(values[-max(1, len(values) // 10) :])
+    """Where a series ends: the median of its last tenth. (Series points are always finite: the
+    recorder refuses any other.)"""
+    return statistics.median(_tail(values))
+
+
+def _end_spread(values: Sequence[float]) -> float:
+    """Half the interquartile range of a series' last tenth (0 under 4 points)."""
+    tail = _tail(values)
+    if len(tail) < 4:
+        return 0.0
+    low, _, high = statistics.quantiles(tail, n=4)
+    return (high - low) / 2
 
 
 def _comparable(value: Any) -> Any:
