@@ -21,6 +21,15 @@ from drills.core.knobs import resolve_knobs
 
 TABLE = "outcomes"
 VARIES = "varies"
+# Statuses a run ends with when the machine, not the cause, cut it short: a table row read from
+# one would record the machine's load (a busy machine once made optimizer-membership's runs hit
+# their 60 s limit and read as "raised").
+CUT_SHORT = ("timed_out", "resource_limit", "cancelled")
+
+
+class RunCutShort(RuntimeError):
+    """A table run ended on a limit: rebuild on a quieter machine rather than store it."""
+
 
 Table = dict[str, dict[str, dict[str, str]]]  # drill -> cause -> experiment -> reading
 
@@ -48,6 +57,10 @@ def run_reading(
     knobs = change.apply({**case_set.base, **nuisance, **cause_knobs})
     resolve_knobs(case_set.drill_object, knobs)  # a bad case set fails here, by name
     record = run_drill(case_set.drill, knobs, seed)
+    if record.get("status") in CUT_SHORT:
+        raise RunCutShort(
+            f"{case_set.drill} {knobs} seed {seed} ended {record['status']}: {record.get('error')}"
+        )
     signature = record.get("signature") or {}
     error = record.get("error")
     if experiment is None:

@@ -16,8 +16,8 @@ kernels, and MKL's conditional-numerical-reproducibility mode COMPATIBLE, which 
 giving the same results on Intel and compatible CPUs for a fixed number of threads (every run
 uses one). The cost: on an Intel AVX-512 machine the DEFAULT kernels made the case runs of
 double-shift-labels take 25% longer and optimizer-membership's 60%; on an AMD EPYC, MKL's
-COMPATIBLE path took optimizer-membership's (seeds 0 and 1) from 23.0 and 25.6 s to 34.5 and
-29.8 s (/tmp/timebuild.py in the stop note of 2026-12-04, session 4).
+COMPATIBLE path took optimizer-membership's from 23.0 and 25.6 s to 34.5 and 29.8 s (two runs
+each of `drills.cases.symptoms.build` over seeds 0 and 1).
 
 Both are read when first used, not at import (torch at its first kernel, MKL at its first call),
 so setting them when `drills` is imported comes in time for every run (the worker's warm-up

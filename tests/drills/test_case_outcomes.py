@@ -12,7 +12,7 @@ from itertools import combinations
 import pytest
 
 from drills.cases import outcomes
-from drills.cases.contract import CaseSet
+from drills.cases.contract import NO_CHANGE, CaseSet
 from drills.cases.evidence import visible
 from drills.cases.parameter_table import table_reading
 from drills.cases.registry import all_case_sets
@@ -34,6 +34,19 @@ def test_a_credited_separation_shows_on_the_page(case_set: CaseSet) -> None:
         for first, second in combinations(shown, 2):
             if outcomes.separates(case_set, experiment.key, first, [second]):
                 assert shown[first] != shown[second], (experiment.key, first, second)
+
+
+def test_a_run_cut_short_by_the_machine_is_never_read_into_a_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run that hit its time limit says nothing about its cause: the rebuild stops, naming it."""
+    case_set = all_case_sets()[0]
+    cause = case_set.causes[0]
+    record = {"status": "timed_out", "error": "time limit of 60 s exceeded", "signature": {}}
+    monkeypatch.setattr("drills.core.runner.run_drill", lambda *args, **kwargs: record)
+    corner = outcomes.nuisance_corners(case_set)[0]
+    with pytest.raises(outcomes.RunCutShort, match="seed 3 ended timed_out: time limit"):
+        outcomes.run_reading(case_set, cause.knobs, NO_CHANGE, 3, corner, None)
 
 
 def test_a_health_table_reads_as_its_columns_say() -> None:
