@@ -12,7 +12,7 @@ never which one.
 from dataclasses import dataclass
 from enum import StrEnum
 
-from drills.cases.registry import all_cases
+from drills.cases.registry import all_cases, retired_cases
 from drills.core.registry import all_drills
 from drills.exercises.registry import all_exercises
 
@@ -64,12 +64,20 @@ def titles() -> dict[Item, str]:
 
 
 def title_of(item: Item, known: dict[Item, str] | None = None) -> str:
-    """The item as a person reads it; an item that has left the catalogue keeps its key."""
+    """The item as a person reads it. A retired case keeps its title and says that it can no
+    longer be started (an attempt already open at it goes on); any other item that has left
+    the catalogue keeps its key."""
     if item.kind == ItemKind.rounds:
         count = int(item.key)
         return f"Answer {count} curve round{'s' if count != 1 else ''}"
     found = (known if known is not None else titles()).get(item)
-    return found if found is not None else f"{item.key} (no longer in the catalogue)"
+    if found is not None:
+        return found
+    if item.kind == ItemKind.case:
+        for case in retired_cases():
+            if case.key == item.key:
+                return f"{case.title} (no longer offered: only an attempt already open goes on)"
+    return f"{item.key} (no longer in the catalogue)"
 
 
 def from_stored(rows: list[dict[str, str]]) -> list[Item]:
