@@ -48,7 +48,8 @@ def test_a_run_uses_the_default_kernels_whatever_the_environment_asks() -> None:
 
 
 def test_a_run_uses_mkl_compatible_path_whatever_the_environment_asks() -> None:
-    """MKL's reproducible mode, set before its first call: an AMD and an Intel CPU agree."""
+    """MKL's reproducible mode, set before its first call: the path MKL documents as giving the
+    same results on Intel and compatible CPUs (drills/core/cpu_kernels.py)."""
     script = "import drills, torch; torch.set_num_threads(1); torch.ones(8, 8) @ torch.ones(8, 8)"
     env = {**os.environ, "MKL_CBWR": "AUTO", "MKL_VERBOSE": "1"}
     found = subprocess.run(
