@@ -155,18 +155,14 @@ CASE_SET = CaseSet(
             Change(),  # the check is not the drill's knob; a real slip does not shrink with h
         ),
     ),
-    charts=(
-        ShownChart(
-            "Training loss of two runs from the same start",
-            "MSE",
-            {"loss": "your activation", "reference_loss": "built-in activation"},
-            log_y=True,
-        ),
-    ),
-    # Long enough that a slip in the negative branch ends as close to the reference as a sound
-    # activation does on a shorter run: the end of the curves cannot tell them apart.
+    # Only the run with your code: the built-in activation's run beside it is an experiment
+    # (beside-builtin). Drawn on the first screen, the two curves gave the flipped sign away:
+    # its loss ends 20-70% above the built-in one's, a sound backward's within 5%.
+    charts=(ShownChart("Training loss", "MSE", {"loss": "training loss"}, log_y=True),),
+    # Long enough that a slip in the negative branch ends as low as a sound activation does on
+    # a shorter run: where the curve ends cannot tell them apart.
     nuisance={"steps": (300, 350, 400)},
-    symptom_observations=("final_loss", "reference_final_loss"),
+    symptom_observations=("final_loss",),
 )
 
 CASES = (
@@ -174,8 +170,8 @@ CASES = (
         "a-custom-activation",
         "A custom activation before review",
         "You wrote a custom activation with its own backward to save memory, and a tiny network "
-        "trained with it ends close to the built-in version. A reviewer still refuses to merge it "
-        "without evidence that it is right.",
+        "trained with it brings its loss down. A reviewer still refuses to merge it without "
+        "evidence that it is right.",
         CASE_SET,
         causes=("positive-branch-unscaled", "negative-branch-sign", "code-is-right"),
     ),
@@ -183,8 +179,8 @@ CASES = (
         "a-vectorised-average",
         "A vectorised masked average",
         "Beside a custom activation, you replaced a per-sequence loop with one vectorised line "
-        "that averages each padded sequence's loss. Training runs to the end and finishes close to"
-        " the reference run. Is it safe to merge?",
+        "that averages each padded sequence's loss. Training runs to the end and its loss comes "
+        "down. Is it safe to merge?",
         CASE_SET,
         causes=("mean-over-padding", "code-is-right", "positive-branch-unscaled"),
     ),
@@ -192,8 +188,7 @@ CASES = (
         "ready-to-merge",
         "Two pieces of code before review",
         "Before merging a custom activation and a vectorised masked average, you train a tiny "
-        "network with them beside the built-in activation. The two loss curves end close together."
-        " Is anything wrong?",
+        "network with them, and its loss comes down. Is anything wrong?",
         CASE_SET,
         causes=("code-is-right", "mean-over-padding", "negative-branch-sign"),
     ),
