@@ -15,7 +15,7 @@ import math
 import pytest
 
 from drills.cases import symptoms
-from drills.cases.contract import Case
+from drills.cases.contract import Case, CaseSet
 from drills.cases.registry import all_case_sets, all_cases
 from drills.cases.symptoms import consistent, deciding_share
 
@@ -89,9 +89,14 @@ def test_a_draw_outside_every_other_causes_range_decides() -> None:
     assert consistent({"last:loss": None}, [{"last:loss": None}])
 
 
+def case_set_of(drill: str) -> CaseSet:
+    (case_set,) = [each for each in all_case_sets() if each.drill == drill]
+    return case_set
+
+
 def test_a_series_ends_where_its_last_tenth_settles_not_at_its_last_batch() -> None:
     """One noisy last batch is not where a curve ends: the eye reads the level it settles at."""
-    (case_set,) = [each for each in all_case_sets() if each.drill == "silent-no-learning"]
+    case_set = case_set_of("silent-no-learning")
     settles = [[step, 2.0 - step / 100] for step in range(100)]  # ends near 1.0
     settles[-1][1] = 3.0  # one bad last batch
     found = symptoms.features(case_set, {"metrics": {"loss": settles}})
@@ -106,14 +111,14 @@ def test_a_series_ends_where_its_last_tenth_settles_not_at_its_last_batch() -> N
 def test_two_series_of_a_chart_are_read_against_each_other() -> None:
     """Validation ending on top of training or well below it is seen at a glance, whatever the
     levels: on a linear axis as a share of the chart's height, on a log axis as a ratio."""
-    (linear,) = [each for each in all_case_sets() if each.drill == "val-below-train"]
+    linear = case_set_of("val-below-train")
     curves = {
         "train_online": [[0, 1.3], [1, 0.9], [2, 0.5]],  # the chart spans 1.3 - 0.3 = 1.0
         "val": [[0, 1.2], [1, 0.6], [2, 0.3]],
     }
     found = symptoms.features(linear, {"metrics": curves})
     assert found["gap:training (as logged)|validation"] == pytest.approx(0.2)
-    (log,) = [each for each in all_case_sets() if each.drill == "mixed-precision"]
+    log = case_set_of("mixed-precision")
     curves = {"set_loss": [[0, 1.0], [1, 0.03]], "float32_set_loss": [[0, 1.0], [1, 0.01]]}
     found = symptoms.features(log, {"metrics": curves})
     assert found["ratio:training loss|training loss of the float32 loop"] == pytest.approx(3.0)
@@ -122,7 +127,7 @@ def test_two_series_of_a_chart_are_read_against_each_other() -> None:
 
 def test_two_noisy_curves_whose_ends_overlap_end_together() -> None:
     """A gap within the curves' own spread over their last tenth is not seen as a gap."""
-    (case_set,) = [each for each in all_case_sets() if each.drill == "val-below-train"]
+    case_set = case_set_of("val-below-train")
     wobble = [0.0, 0.1, -0.1, 0.05] * 10  # 40 points: a last tenth of 4
     curves = {
         "train_online": [[step, 2.0 + noise] for step, noise in enumerate(wobble)],
