@@ -11,8 +11,14 @@ from typing import Any
 def json_safe(value: Any) -> Any:
     """A copy of `value` that `json.dumps(..., allow_nan=False)` accepts.
 
-    Non-finite floats become the strings "nan", "inf" and "-inf"; tuples become lists.
+    Non-finite floats become the strings "nan", "inf" and "-inf"; tuples become lists. A
+    subclass of str (torch's version string is one) becomes a plain str: a record is pickled
+    to the web process (a replay's result, a record its worker could not store), and
+    unpickling such a value would import its class's package there. Importing torch holds every
+    thread of that process, the event loop's too, for a second or more.
     """
+    if isinstance(value, str):
+        return str(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"

@@ -1,5 +1,6 @@
 import json
 import os
+import pickle
 import subprocess
 import sys
 from typing import Any
@@ -33,6 +34,22 @@ def test_the_record_is_complete_and_strict_json() -> None:
     assert len(record["digest"]) == 64
     assert record["timings"]["compute_s"] > 0
     json.dumps(record, allow_nan=False)
+
+
+def test_a_record_unpickles_without_importing_torch() -> None:
+    """A replay's record is pickled to the web process: a torch object anywhere in it (the
+    version string was one) imports torch there, holding the event loop for a second or more."""
+    record = run_drill(SLUG, {"steps": "30"}, 5)
+    script = (
+        "import pickle, sys; pickle.loads(sys.stdin.buffer.read()); print('torch' in sys.modules)"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", script],
+        input=pickle.dumps(record),
+        capture_output=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == b"False"
 
 
 def test_a_run_uses_the_default_kernels_whatever_the_environment_asks() -> None:
