@@ -19,8 +19,10 @@ sees of each run is boiled down to its features:
 - whether the run raised (what PyTorch raised is shown; the drill's own text is not).
 
 A draw under cause A is *consistent with* cause B when every categorical feature takes a value
-some draw of B took and every number lies inside B's range over its draws, widened by
-`TOLERANCE` (a learner with one draw in front of them cannot tell a few per cent apart). A
+some draw of B took and every number lies inside B's range over its draws, each end widened
+by `TOLERANCE` of itself and `FLOOR` (a learner with one draw in front of them cannot tell a
+few per cent apart). Each end by its own size: a range that spans orders of magnitude (a loss
+that overflowed to 1e13 on one draw and 1e22 on another) does not reach down to 0.1. A
 draw *decides* when it is consistent with no other cause of its case. Every case must have a
 share of deciding draws of 0 (tests/drills/test_case_symptoms.py).
 
@@ -161,8 +163,7 @@ def consistent(draw: Features, others: Iterable[Features]) -> bool:
             if not numbers:
                 return False
             low, high = min(numbers), max(numbers)
-            slack = TOLERANCE * max(abs(low), abs(high)) + FLOOR
-            if not low - slack <= value <= high + slack:
+            if not _widened(low, -1) <= value <= _widened(high, 1):
                 return False
         elif value not in seen:
             return False
@@ -207,3 +208,8 @@ def write_table(table: Table) -> None:
 
 def case_share(case: Case) -> float:
     return deciding_share(case.causes, stored_table().get(case.case_set.drill, {}))
+
+
+def _widened(end: float, direction: int) -> float:
+    """One end of a range, moved outwards (direction -1 for the low end, 1 for the high)."""
+    return end + direction * (TOLERANCE * abs(end) + FLOOR)
