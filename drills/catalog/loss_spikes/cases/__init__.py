@@ -101,8 +101,11 @@ CASE_SET = CaseSet(
             "steps-too-large",
             "optimizer",
             "The learning rate is too large for this model: the steps overshoot and the loss "
-            "jumps wherever the weights happen to be.",
-            {"bad_batch": "off", "lr": 5.0},
+            "jumps wherever the weights happen to be. The loop's gradient clipping keeps the run "
+            "from blowing up, not from overshooting.",
+            # Clipped at 2, a rate of 3 leaps and recovers for all eight epochs, as the stories
+            # say the loss does; unclipped (it was 5) the loss overflowed within a dozen steps.
+            {"bad_batch": "off", "lr": 3.0, "clip": 2.0},
             "unstable",
             fix="lower-learning-rate",
         ),
