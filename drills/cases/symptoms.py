@@ -6,8 +6,9 @@ symptom numbers) already looked different under each cause, a learner could name
 from the first screen. So every cause of a case set is run on a few draws, and what a learner
 sees of each run is boiled down to its features:
 
-- each number the symptom shows, and each shown series' first value and where it ends, as a
-  number (None when it is not finite: "the loss went to NaN" is what the learner sees). Where
+- each number the symptom shows, and each shown series' first value, where it ends, and the
+  step it ends at (a run of 300 steps is seen against one of 150 on the x-axis), as a number
+  (None when it is not finite: "the loss went to NaN" is what the learner sees). Where
   a series ends is the median of its last tenth: a per-batch curve's last point is one batch's
   noise, which no learner reads a cause from, while the level the curve settles at is what
   the eye takes in;
@@ -69,6 +70,7 @@ def features(case_set: CaseSet, record: Mapping[str, Any]) -> Features:
             continue
         found[f"first:{label}"] = _comparable(points[0][1])
         found[f"last:{label}"] = _comparable(_end_level([value for _, value in points]))
+        found[f"span:{label}"] = _comparable(points[-1][0])
     for chart in case_set.charts:
         shown = {
             label: [value for _, value in points]

@@ -133,6 +133,19 @@ def test_a_series_ends_where_its_last_tenth_settles_not_at_its_last_batch() -> N
     assert found["last:training loss"] == 3.0
 
 
+def test_a_run_is_seen_to_end_where_its_x_axis_ends() -> None:
+    """300 steps against 150 shows on the x-axis whatever the curve does: padding-masks gave two
+    causes away so, drawn on a chart of the data that looks the same under every cause."""
+    case_set = case_set_of("silent-no-learning")
+    long, short = (
+        symptoms.features(case_set, {"metrics": {"loss": [[step, 1.0] for step in range(steps)]}})
+        for steps in (300, 150)
+    )
+    assert (long["span:training loss"], short["span:training loss"]) == (299.0, 149.0)
+    assert {name for name in long if long[name] != short[name]} == {"span:training loss"}
+    assert not consistent(long, [short, short])
+
+
 def test_two_series_of_a_chart_are_read_against_each_other() -> None:
     """Validation ending on top of training or well below it is seen at a glance, whatever the
     levels: on a linear axis as a share of the chart's height, on a log axis as a ratio."""
