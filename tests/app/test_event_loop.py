@@ -31,9 +31,6 @@ world = test_csrf.world
 
 LOCKED_S = 1.5
 MAX_LAG_S = 0.1
-# Summed in C without letting go of the GIL: about 1.3 s here, standing for a collection of the
-# suite's heap (or an import's C init) that stands the whole process still.
-GIL_HOLDING_SUM = 30_000_000
 STOOD_S = 0.05
 
 
@@ -223,6 +220,16 @@ def held_the_loop(stalls: list[float]) -> bool:
     return typical >= MAX_LAG_S or max(stalls, default=HELD_S) >= HELD_S
 
 
+def gil_holding_sum(seconds: float) -> Callable[[], int]:
+    """A sum done in C without letting go of the GIL for about `seconds` on this machine (timed
+    on a small one first; the long one ran a third shorter than that foretold): it stands for a
+    collection of the suite's heap, or an import's C init, that stands the whole process still."""
+    started = time.monotonic()
+    sum(range(3_000_000))
+    count = int(3_000_000 * seconds / max(time.monotonic() - started, 1e-4))
+    return lambda: sum(range(count))
+
+
 async def _hold_the_loop(seconds: float) -> None:
     time.sleep(seconds)  # blocks the loop, letting go of the GIL, as a synchronous query would
 
@@ -237,7 +244,7 @@ def test_the_measure_tells_a_held_loop_from_a_stalled_process(
     assert portal is not None, "the client was not started: it has no loop to hold"
     held = stalls_while(client, database_url, lambda: portal.call(_hold_the_loop, 1.0), 1.2)
     assert held_the_loop(held.stalls), held.worst()
-    stood = stalls_while(client, database_url, lambda: sum(range(GIL_HOLDING_SUM)), 1.2)
+    stood = stalls_while(client, database_url, gil_holding_sum(2.0), 1.2)
     assert stood.process_stood > HELD_S, "the sum held the GIL too briefly to test anything"
     assert not held_the_loop(stood.stalls), stood.worst()
 
