@@ -9,6 +9,9 @@ those two apart, with the symptom's deciding share: a Markdown table per case.
 prints where it differs from the stored one; --write stores it.
 `cases symptoms [--drill SLUG] [--write]`: rebuild the symptom table (drills/cases/symptoms.py)
 from real runs on seeds 0-4, the same way.
+`cases why [CASE ...]`: for every draw whose symptom alone decides its case (from the stored
+symptom table), what in it each other cause of the case never showed; by default every case
+whose symptom decides any draw.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import json
 
 from drills.cases import outcomes, symptoms
 from drills.cases.contract import FAMILIES, Case
-from drills.cases.registry import all_case_sets, all_cases
+from drills.cases.registry import UnknownCase, all_case_sets, all_cases, get_case
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,6 +36,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     seen = actions.add_parser("symptoms", help="rebuild the symptom table from real runs")
     seen.add_argument("--drill", default=None, help="only the case set of this drill")
     seen.add_argument("--write", action="store_true", help="store the rebuilt table")
+    why = actions.add_parser("why", help="what gives each deciding draw of a case away")
+    why.add_argument("case", nargs="*", help="case keys (default: every case that decides)")
 
 
 def separating_experiments(case: Case, cause: str) -> list[str]:
@@ -65,7 +70,34 @@ def pair_table(case: Case) -> list[str]:
     return [*lines, ""]
 
 
+def why_lines(case: Case) -> list[str]:
+    """Each draw whose symptom alone decides the case, and against every other cause of the
+    case, what in that draw the other never showed."""
+    table = symptoms.stored_table().get(case.case_set.drill, {})
+    share = symptoms.case_share(case)
+    lines = [f"{case.key} ({case.case_set.drill}; the symptom decides {share:.0%} of draws)"]
+    for cause in case.causes:
+        others = [other for other in case.causes if other != cause]
+        for index, draw in enumerate(table.get(cause, ())):
+            found = {other: symptoms.outside(draw, table.get(other, ())) for other in others}
+            if all(found.values()):
+                lines.append(f"  {cause}, draw {index} (seed {symptoms.SEEDS[index]}), decides:")
+                lines += [f"    not {other}: {'; '.join(why)}" for other, why in found.items()]
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action == "why":
+        try:
+            chosen = [get_case(key) for key in args.case] or [
+                case for case in all_cases() if symptoms.case_share(case) > 0
+            ]
+        except UnknownCase as unknown:
+            print(f"{unknown}: `python -m drills cases list` names them all")
+            return 2
+        for case in chosen:
+            print("\n".join(why_lines(case)))
+        return 0
     if args.action == "pairs":
         for case in all_cases():
             print("\n".join(pair_table(case)))

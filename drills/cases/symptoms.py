@@ -155,21 +155,29 @@ def build(case_set: CaseSet, seeds: Sequence[int] = SEEDS) -> dict[str, list[Fea
 
 def consistent(draw: Features, others: Iterable[Features]) -> bool:
     """Whether one draw's features could have come from the cause whose draws are `others`."""
+    return not outside(draw, others)
+
+
+def outside(draw: Features, others: Iterable[Features]) -> list[str]:
+    """What in one draw the cause whose draws are `others` never showed: each number beyond that
+    cause's widened range, each category it never took (empty: the draw is consistent)."""
     others = list(others)
     if not others:
-        return False
+        return ["no draws to hold it against"]
+    found = []
     for name, value in draw.items():
         seen = [other.get(name, "absent") for other in others]
         numbers = [item for item in seen if isinstance(item, float)]
         if isinstance(value, float):
             if not numbers:
-                return False
-            low, high = min(numbers), max(numbers)
-            if not _widened(low, -1) <= value <= _widened(high, 1):
-                return False
+                found.append(f"{name} = {value:.4g}, never a finite number there")
+                continue
+            low, high = _widened(min(numbers), -1), _widened(max(numbers), 1)
+            if not low <= value <= high:
+                found.append(f"{name} = {value:.4g}, outside {low:.4g} to {high:.4g}")
         elif value not in seen:
-            return False
-    return True
+            found.append(f"{name} = {value}, never seen there")
+    return found
 
 
 def deciding_share(causes: Sequence[str], table: Mapping[str, Sequence[Features]]) -> float:

@@ -45,3 +45,35 @@ def test_a_rebuild_of_one_drill_writes_that_drills_table_only(
     assert main(["cases", "symptoms", "--drill", "nan-hunt", "--write"]) == 0
     assert written == [{"nan-hunt": {"rebuilt": []}}]
     assert "1 case set(s) differ from the stored table (written)" in capsys.readouterr().out
+
+
+def test_why_names_what_gives_a_deciding_draw_away(capsys: pytest.CaptureFixture[str]) -> None:
+    """Weights far too big start in the hundreds, which a sound start (or wide biases) never
+    does: every draw of that cause decides own-initialisation, for that reason."""
+    assert main(["cases", "why", "own-initialisation", "a-spike-far-above-the-rest"]) == 0
+    printed = capsys.readouterr().out
+    assert "own-initialisation (init-check; the symptom decides 33% of draws)" in printed
+    for draw in range(5):
+        assert f"weights-too-big, draw {draw} (seed {draw}), decides:" in printed
+    assert "    not sound-start: first:training loss = " in printed
+    assert "sound-start, draw" not in printed  # consistent with wide biases
+    # A case whose symptom decides nothing lists no draw.
+    block = printed.split("a-spike-far-above-the-rest (batch-noise;")[1]
+    assert "decides 0% of draws)" in block and "draw" not in block.split("\n", 1)[1]
+
+
+def test_why_refuses_a_case_it_does_not_know(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cases", "why", "no-such-case"]) == 2
+    assert "unknown case 'no-such-case'" in capsys.readouterr().out
+
+
+def test_outside_names_each_feature_beyond_the_other_causes_range() -> None:
+    from drills.cases.symptoms import consistent, outside
+
+    others = [{"last:loss": 1.0, "raised": "no"}, {"last:loss": 1.2, "raised": "no"}]
+    assert outside({"last:loss": 1.1, "raised": "no"}, others) == []
+    assert consistent({"last:loss": 1.1, "raised": "no"}, others)
+    found = outside({"last:loss": 3.0, "raised": "yes"}, others)
+    assert found == ["last:loss = 3, outside 0.88 to 1.34", "raised = yes, never seen there"]
+    assert not consistent({"last:loss": 3.0, "raised": "yes"}, others)
+    assert outside({"last:loss": 1.0}, []) == ["no draws to hold it against"]
