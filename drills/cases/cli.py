@@ -76,12 +76,14 @@ def why_lines(case: Case) -> list[str]:
     table = symptoms.stored_table().get(case.case_set.drill, {})
     share = symptoms.case_share(case)
     lines = [f"{case.key} ({case.case_set.drill}; the symptom decides {share:.0%} of draws)"]
+    settings = symptoms.draws(case.case_set)  # the table's draws, in order
     for cause in case.causes:
         others = [other for other in case.causes if other != cause]
         for index, draw in enumerate(table.get(cause, ())):
             found = {other: symptoms.outside(draw, table.get(other, ())) for other in others}
             if all(found.values()):
-                lines.append(f"  {cause}, draw {index} (seed {symptoms.SEEDS[index]}), decides:")
+                seed, nuisance = settings[index]
+                lines.append(f"  {cause}, draw {index} (seed {seed}, {nuisance}), decides:")
                 lines += [f"    not {other}: {'; '.join(why)}" for other, why in found.items()]
     return lines
 

@@ -54,7 +54,7 @@ def test_why_names_what_gives_a_deciding_draw_away(capsys: pytest.CaptureFixture
     printed = capsys.readouterr().out
     assert "own-initialisation (init-check; the symptom decides 33% of draws)" in printed
     for draw in range(5):
-        assert f"weights-too-big, draw {draw} (seed {draw}), decides:" in printed
+        assert f"weights-too-big, draw {draw} (seed {draw}, {{'lr': " in printed
     assert "    not sound-start: first:training loss = " in printed
     assert "sound-start, draw" not in printed  # consistent with wide biases
     # A case whose symptom decides nothing lists no draw.
