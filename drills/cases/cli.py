@@ -80,7 +80,7 @@ def why_lines(case: Case) -> list[str]:
     for cause in case.causes:
         others = [other for other in case.causes if other != cause]
         for index, draw in enumerate(table.get(cause, ())):
-            found = {other: symptoms.outside(draw, table.get(other, ())) for other in others}
+            found = {other: list(symptoms.outside(draw, table.get(other, ()))) for other in others}
             if all(found.values()):
                 seed, nuisance = settings[index]
                 lines.append(f"  {cause}, draw {index} (seed {seed}, {nuisance}), decides:")

@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -155,29 +155,29 @@ def build(case_set: CaseSet, seeds: Sequence[int] = SEEDS) -> dict[str, list[Fea
 
 def consistent(draw: Features, others: Iterable[Features]) -> bool:
     """Whether one draw's features could have come from the cause whose draws are `others`."""
-    return not outside(draw, others)
+    return next(outside(draw, others), None) is None  # the first reason is enough
 
 
-def outside(draw: Features, others: Iterable[Features]) -> list[str]:
+def outside(draw: Features, others: Iterable[Features]) -> Iterator[str]:
     """What in one draw the cause whose draws are `others` never showed: each number beyond that
-    cause's widened range, each category it never took (empty: the draw is consistent)."""
+    cause's widened range, each category it never took (none: the draw is consistent). Yielded
+    one by one, so that a yes-or-no asks for the first only."""
     others = list(others)
     if not others:
-        return ["no draws to hold it against"]
-    found = []
+        yield "no draws to hold it against"
+        return
     for name, value in draw.items():
         seen = [other.get(name, "absent") for other in others]
         numbers = [item for item in seen if isinstance(item, float)]
         if isinstance(value, float):
             if not numbers:
-                found.append(f"{name} = {value:.4g}, never a finite number there")
+                yield f"{name} = {value:.4g}, never a finite number there"
                 continue
             low, high = _widened(min(numbers), -1), _widened(max(numbers), 1)
             if not low <= value <= high:
-                found.append(f"{name} = {value:.4g}, outside {low:.4g} to {high:.4g}")
+                yield f"{name} = {value:.4g}, outside {low:.4g} to {high:.4g}"
         elif value not in seen:
-            found.append(f"{name} = {value}, never seen there")
-    return found
+            yield f"{name} = {value}, never seen there"
 
 
 def deciding_share(causes: Sequence[str], table: Mapping[str, Sequence[Features]]) -> float:

@@ -71,9 +71,9 @@ def test_outside_names_each_feature_beyond_the_other_causes_range() -> None:
     from drills.cases.symptoms import consistent, outside
 
     others = [{"last:loss": 1.0, "raised": "no"}, {"last:loss": 1.2, "raised": "no"}]
-    assert outside({"last:loss": 1.1, "raised": "no"}, others) == []
+    assert list(outside({"last:loss": 1.1, "raised": "no"}, others)) == []
     assert consistent({"last:loss": 1.1, "raised": "no"}, others)
-    found = outside({"last:loss": 3.0, "raised": "yes"}, others)
+    found = list(outside({"last:loss": 3.0, "raised": "yes"}, others))
     assert found == ["last:loss = 3, outside 0.88 to 1.34", "raised = yes, never seen there"]
     assert not consistent({"last:loss": 3.0, "raised": "yes"}, others)
-    assert outside({"last:loss": 1.0}, []) == ["no draws to hold it against"]
+    assert list(outside({"last:loss": 1.0}, [])) == ["no draws to hold it against"]
