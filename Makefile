@@ -30,7 +30,7 @@ docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 # Two test processes (the machines have two cores); tests that share a module's or the browser
-# tests' server stay in one process (tests/conftest.py, shared_fixture_group).
+# tests' server stay in one process (tests/groups.py: xdist's own grouping no longer works).
 PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 pytest: $(VENV)/.installed vendor browser sandbox

@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from app.runner.cluster import local_cluster
 from app.runs.models import Attempt
 from app.runs.replay_models import Replay
 from app.security import passwords
+from tests import groups
 from tests.postgres import database_name, throwaway_database
 
 # Tests that end runs without an app (a writer or housekeeping of their own) get the features'
@@ -51,38 +53,51 @@ REAL_HASHER, REAL_DUMMY_HASH = passwords._hasher, passwords._DUMMY_HASH
 CHEAP_DUMMY_HASH = CHEAP_HASHER.hash("drillbook-no-such-user")
 
 
+# The baseid of this conftest's fixtures: its folder, relative to the rootdir (pyproject.toml's).
+ROOT_BASEID = Path(__file__).parent.name
+GROUPS_FOLDER = pytest.StashKey[Path]()
+
+
 def on_postgres() -> bool:
     return os.environ.get("DRILLBOOK_TEST_DATABASE") == "postgresql"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The controlling process of a grouped run makes the folder its test processes write their
+    groups into (tests/groups.py)."""
+    if grouped_run(config):
+        config.stash[GROUPS_FOLDER] = Path(tempfile.mkdtemp(prefix="drillbook-groups-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(GROUPS_FOLDER, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_configure_node(node: Any) -> None:
+    folder = node.config.stash.get(GROUPS_FOLDER, None)
+    if folder is not None:
+        node.workerinput[groups.FOLDER_KEY] = str(folder)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    folder = config.stash.get(GROUPS_FOLDER, None)
+    return None if folder is None else groups.SharedFixtureScheduling(config, folder, log)
+
+
+def grouped_run(config: pytest.Config) -> bool:
+    return (
+        not hasattr(config, "workerinput")
+        and config.getvalue("dist") == "loadgroup"
+        and bool(config.getvalue("numprocesses"))
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        group = shared_fixture_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
     if on_postgres():
         keep_the_database_tests(config, items)
-
-
-def shared_fixture_group(item: pytest.Item) -> str | None:
-    """Where the widest fixture an item shares with other tests is defined (a module-scoped
-    fixture's module, or tests/browser for its session's server and browser), so that under
-    `pytest -n 2 --dist loadgroup` the tests sharing it run in one process and it is set up
-    once. The root conftest's session fixtures (the cluster, the template database) are left
-    out: every test process has its own."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return None
-    shared: list[tuple[str, str]] = [
-        (definition.scope, definition.baseid)
-        for definitions in info.name2fixturedefs.values()
-        for definition in definitions
-        if definition.scope in ("module", "package", "session") and definition.baseid
-    ]
-    if not shared:
-        return None
-    scope_order = {"session": 0, "package": 1, "module": 2}
-    return min(shared, key=lambda found: scope_order[found[0]])[1]
+    groups.write_groups(config, items, ROOT_BASEID)
 
 
 def keep_the_database_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
