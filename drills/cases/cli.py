@@ -9,6 +9,10 @@ those two apart, with the symptom's deciding share: a Markdown table per case.
 prints where it differs from the stored one; --write stores it.
 `cases symptoms [--drill SLUG] [--write]`: rebuild the symptom table (drills/cases/symptoms.py)
 from real runs on seeds 0-4, the same way.
+`cases symptoms --drill SLUG --nuisance JSON`: the same drill's symptom table rebuilt with other
+nuisance ranges (e.g. '{"lr": [0.3, 0.5]}', each replacing that knob's range), never stored:
+each of its cases' deciding share, stored against tried. How a change of ranges is tried before
+a case set takes it.
 `cases why [CASE ...]`: for every draw whose symptom alone decides its case (from the stored
 symptom table), what in it each other cause of the case never showed; by default every case
 whose symptom decides any draw.
@@ -18,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 from drills.cases import outcomes, symptoms
 from drills.cases.contract import FAMILIES, Case
 from drills.cases.registry import UnknownCase, all_case_sets, all_cases, get_case
+from drills.core.knobs import KnobError
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,6 +42,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     seen = actions.add_parser("symptoms", help="rebuild the symptom table from real runs")
     seen.add_argument("--drill", default=None, help="only the case set of this drill")
     seen.add_argument("--write", action="store_true", help="store the rebuilt table")
+    seen.add_argument(
+        "--nuisance",
+        default=None,
+        metavar="JSON",
+        help="try other nuisance ranges on one drill (a JSON object); nothing is stored",
+    )
     why = actions.add_parser("why", help="what gives each deciding draw of a case away")
     why.add_argument("case", nargs="*", help="case keys (default: every case that decides)")
 
@@ -114,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    {cause:<30} {family:<48} {separating}")
         print(f"{len(all_cases())} cases")
         return 0
+    if args.action == "symptoms" and args.nuisance is not None:
+        return try_nuisance(args.drill, args.nuisance, args.write)
     module = outcomes if args.action == "outcomes" else symptoms
     stored = module.stored_table()
     # Only the drills rebuilt here are written: a long rebuild must not put back another
@@ -137,4 +151,43 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{changed} case set(s) differ from the stored table" + (" (written)" if args.write else "")
     )
+    return 0
+
+
+def try_nuisance(drill: str | None, given: str, write: bool) -> int:
+    """Rebuild one drill's symptom table in memory with other nuisance ranges and print each of
+    its cases' deciding share, stored and tried (see the module's text)."""
+    if drill is None or write:
+        print("--nuisance needs --drill, and stores nothing (--write is refused with it)")
+        return 2
+    sets = [case_set for case_set in all_case_sets() if case_set.drill == drill]
+    if not sets:
+        print(f"no case set stands on drill {drill!r}")
+        return 2
+    try:
+        ranges = json.loads(given)
+    except json.JSONDecodeError as error:
+        print(f"--nuisance is not JSON: {error}")
+        return 2
+    if not isinstance(ranges, dict) or not all(
+        isinstance(values, list) and values for values in ranges.values()
+    ):
+        print('--nuisance must map knob names to lists of values, e.g. {"lr": [0.3, 0.5]}')
+        return 2
+    case_set = sets[0]
+    tried = replace(
+        case_set,
+        nuisance={**case_set.nuisance, **{name: tuple(v) for name, v in ranges.items()}},
+    )
+    try:
+        table = symptoms.build(tried)
+    except KnobError as error:
+        print(f"--nuisance: {error}")
+        return 2
+    print(f"{drill}, nuisance {dict(tried.nuisance)}:")
+    for case in all_cases():
+        if case.case_set.drill == drill:
+            before = symptoms.case_share(case)
+            after = symptoms.deciding_share(case.causes, table)
+            print(f"  {case.key:<32} stored {before:.3g}  tried {after:.3g}")
     return 0

@@ -77,3 +77,47 @@ def test_outside_names_each_feature_beyond_the_other_causes_range() -> None:
     assert found == ["last:loss = 3, outside 0.88 to 1.34", "raised = yes, never seen there"]
     assert not consistent({"last:loss": 3.0, "raised": "yes"}, others)
     assert list(outside({"last:loss": 1.0}, [])) == ["no draws to hold it against"]
+
+
+def test_other_nuisance_ranges_are_tried_in_memory_and_never_stored(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cases symptoms --drill D --nuisance JSON` rebuilds D's table with the given ranges (the
+    other nuisance knobs keep theirs) and prints each case's share on it beside the stored one."""
+    from drills.cases import symptoms
+
+    stored = symptoms.stored_table()["init-check"]
+    built: list[object] = []
+
+    def build(case_set: object) -> dict[str, object]:
+        built.append(case_set)
+        # As if too-big weights had looked like a sound start: own-initialisation decides less.
+        return {**stored, "weights-too-big": stored["sound-start"]}
+
+    monkeypatch.setattr(symptoms, "build", build)
+    monkeypatch.setattr(symptoms, "write_table", lambda table: pytest.fail("stored"))
+    assert main(["cases", "symptoms", "--drill", "init-check", "--nuisance", '{"lr": [0.3]}']) == 0
+    (case_set,) = built
+    assert case_set.nuisance == {"lr": (0.3,), "steps": (100, 200)}  # type: ignore[attr-defined]
+    printed = capsys.readouterr().out
+    assert "own-initialisation               stored 0.333  tried 0" in printed
+    assert "flat-at-two-point-three          stored 0  tried 0" in printed
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["--nuisance", '{"lr": [0.3]}'], "needs --drill"),
+        (["--drill", "init-check", "--write", "--nuisance", '{"lr": [0.3]}'], "--write"),
+        (["--drill", "no-such", "--nuisance", '{"lr": [0.3]}'], "no case set stands on"),
+        (["--drill", "init-check", "--nuisance", "lr=0.3"], "is not JSON"),
+        (["--drill", "init-check", "--nuisance", '{"lr": 0.3}'], "lists of values"),
+        (["--drill", "init-check", "--nuisance", '{"depth": [2]}'], "knob 'depth'"),
+        (["--drill", "init-check", "--nuisance", '{"lr": [-1]}'], "below the minimum"),
+    ],
+)
+def test_bad_nuisance_ranges_exit_2_naming_what_is_wrong(
+    arguments: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cases", "symptoms", *arguments]) == 2
+    assert named in capsys.readouterr().out
