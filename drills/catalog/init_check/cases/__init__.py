@@ -177,7 +177,15 @@ CASES = (
         "You set up a ten-class ReLU classifier and initialise its layers with your own code "
         "instead of the library's. Check its first steps before you start a long run.",
         CASE_SET,
-        causes=("weights-too-big", "sound-start", "biases-too-wide"),
+        causes=("sound-start", "biases-too-wide"),
+        # Weights ten times too big start at a loss of 369-747 on seeds 0-4, which no other
+        # start, and no other cause tried, comes near: every such draw gave its cause away on
+        # the first screen (a third of the case's draws). The look-alikes tried: inputs in raw
+        # units (features times 10^4) start at the very same loss, to the third decimal (a ReLU
+        # network without biases scales with its input as with its weights), but their first
+        # steps blow the loss up to 1e9-1e13 on 3 seeds of 5; logits scaled up by 10^4 blow up
+        # on all 5. Too-big weights never do.
+        retired=("weights-too-big",),
     ),
     Case(
         "flat-at-two-point-three",
