@@ -357,8 +357,19 @@ def client(anonymous: TestClient) -> TestClient:
 PREDICTION = {"hypothesis": "fits", "prediction": "The loss drops to about zero."}
 
 
+# How long a test waits for runs it started to end. A run ends in seconds on a quiet machine and
+# the waits return as soon as it does; the first run of a fresh worker imports torch (about 7 s
+# of CPU), and with other processes on both cores one took over a minute (a case test once
+# failed at the 60 s this used to be). Long enough for that, well under pytest-timeout's 300 s.
+RUN_WAIT_S = 180.0
+
+
 def wait_until_final(
-    client: TestClient, attempt_id: int, timeout: float = 60, *, path: str = "/api/attempts/{}"
+    client: TestClient,
+    attempt_id: int,
+    timeout: float = RUN_WAIT_S,
+    *,
+    path: str = "/api/attempts/{}",
 ) -> dict[str, Any]:
     """The run's record once it has ended (`path`: where it is read; an exercise run's is
     /api/exercises/runs/{})."""
@@ -371,7 +382,9 @@ def wait_until_final(
     raise AssertionError(f"run {attempt_id} still not final after {timeout} s")
 
 
-def wait_for_exercise_run(client: TestClient, run_id: int, timeout: float = 180) -> dict[str, Any]:
+def wait_for_exercise_run(
+    client: TestClient, run_id: int, timeout: float = RUN_WAIT_S
+) -> dict[str, Any]:
     return wait_until_final(client, run_id, timeout, path="/api/exercises/runs/{}")
 
 

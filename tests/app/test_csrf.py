@@ -47,7 +47,7 @@ from tests.app.revision_factories import (
     add_revision,
     add_round_review,
 )
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, RUN_WAIT_S
 
 HEADER = "X-CSRF-Token"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
@@ -185,7 +185,7 @@ def world(anonymous: TestClient) -> Iterator[World]:
         client.close()
 
 
-def wait_for_runs(engine: Engine, timeout: float = 60, *, idle: Iterable[int] = ()) -> None:
+def wait_for_runs(engine: Engine, timeout: float = RUN_WAIT_S, *, idle: Iterable[int] = ()) -> None:
     """Let every run (and replay) a test started finish, so none is cut off when the app
     stops and none writes during the next case's before/after comparison. `idle`: attempts
     with no task behind them (the cancel cases' placeholders)."""

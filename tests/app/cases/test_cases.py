@@ -18,7 +18,7 @@ from app.runs.models import Attempt
 from drills.cases.contract import Cause
 from drills.cases.evidence import leaks
 from drills.cases.registry import all_cases, get_case
-from tests.conftest import log_in, make_user
+from tests.conftest import RUN_WAIT_S, log_in, make_user
 
 CASE = "a-fresh-head"  # optimizer-membership: the backbone or the head left out of the optimizer
 
@@ -59,7 +59,7 @@ def case_json(client: TestClient, case_attempt_id: int) -> dict[str, Any]:
 
 
 def wait_until_runs_end(
-    client: TestClient, case_attempt_id: int, timeout: float = 60
+    client: TestClient, case_attempt_id: int, timeout: float = RUN_WAIT_S
 ) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
