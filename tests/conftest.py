@@ -53,7 +53,8 @@ REAL_HASHER, REAL_DUMMY_HASH = passwords._hasher, passwords._DUMMY_HASH
 CHEAP_DUMMY_HASH = CHEAP_HASHER.hash("drillbook-no-such-user")
 
 
-# The baseid of this conftest's fixtures: its folder, relative to the rootdir (pyproject.toml's).
+# The baseid of this conftest's fixtures: its folder's name, "tests" (the rootdir, pyproject.toml's,
+# is the folder above it).
 ROOT_BASEID = Path(__file__).parent.name
 GROUPS_FOLDER = pytest.StashKey[Path]()
 
