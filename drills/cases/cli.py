@@ -27,7 +27,7 @@ from dataclasses import replace
 from drills.cases import outcomes, symptoms
 from drills.cases.contract import FAMILIES, Case
 from drills.cases.registry import UnknownCase, all_case_sets, all_cases, get_case
-from drills.core.knobs import KnobError
+from drills.core.knobs import KnobError, resolve_knobs
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -175,15 +175,18 @@ def try_nuisance(drill: str | None, given: str, write: bool) -> int:
         print('--nuisance must map knob names to lists of values, e.g. {"lr": [0.3, 0.5]}')
         return 2
     case_set = sets[0]
+    try:  # every value, before a run: a bad last value would otherwise stop a long rebuild late
+        for name, values in ranges.items():
+            for value in values:
+                resolve_knobs(case_set.drill_object, {name: value})
+    except KnobError as error:
+        print(f"--nuisance: {error}")
+        return 2
     tried = replace(
         case_set,
         nuisance={**case_set.nuisance, **{name: tuple(v) for name, v in ranges.items()}},
     )
-    try:
-        table = symptoms.build(tried)
-    except KnobError as error:
-        print(f"--nuisance: {error}")
-        return 2
+    table = symptoms.build(tried)
     print(f"{drill}, nuisance {dict(tried.nuisance)}:")
     for case in all_cases():
         if case.case_set.drill == drill:

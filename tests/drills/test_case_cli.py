@@ -118,7 +118,7 @@ def test_other_nuisance_ranges_are_tried_in_memory_and_never_stored(
         (["--drill", "init-check", "--nuisance", "lr=0.3"], "is not JSON"),
         (["--drill", "init-check", "--nuisance", '{"lr": 0.3}'], "lists of values"),
         (["--drill", "init-check", "--nuisance", '{"depth": [2]}'], "knob 'depth'"),
-        (["--drill", "init-check", "--nuisance", '{"lr": [-1]}'], "below the minimum"),
+        (["--drill", "init-check", "--nuisance", '{"lr": [0.1, -1]}'], "below the minimum"),
     ],
 )
 def test_bad_nuisance_ranges_exit_2_naming_what_is_wrong(
