@@ -50,7 +50,8 @@ STILL_DECIDES = {
     # with dropout on ends on top of training, the healthy run's well below it. (The broken
     # activation's loss ended 20-70% above the built-in one's, drawn beside it: a-custom-activation
     # and ready-to-merge went 0 -> 0.333 until the built-in run became an experiment only.)
-    "a-code-rewriter": 0.05,  # 0.1 until a gap counted only what lies beyond the spread
+    # (a-code-rewriter was among them; at 0 since its too-small rate went from 1e-4 to 1e-5,
+    # a curve as flat as a rate of zero's.)
     # Then down (0.8, 0.867, 0.8) when the copied share of validation went from all to a quarter.
     "merged-exports": 0.2,
     "a-wide-mlp-on-noisy-labels": 0.467,
