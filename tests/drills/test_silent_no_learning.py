@@ -177,6 +177,21 @@ def test_every_bug_sees_the_same_data() -> None:
     assert len(digests) == 1
 
 
+@pytest.mark.parametrize("hidden", [8, 1024])
+@pytest.mark.parametrize("bug", sorted(EXPECTED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_each_bug_is_named_at_either_end_of_the_width(bug: str, hidden: int, seed: int) -> None:
+    assert run_drill(SLUG, {"bug": bug, "hidden": hidden}, seed)["observed"] == EXPECTED[bug]
+
+
+def test_the_width_leaves_the_data_alone() -> None:
+    digests = {
+        run_drill(SLUG, {"hidden": hidden, "steps": 10}, 0)["inputs"]["sha256"]
+        for hidden in (8, 64, 1024)
+    }
+    assert len(digests) == 1
+
+
 @pytest.mark.parametrize(
     ("numbers", "expected"),
     [

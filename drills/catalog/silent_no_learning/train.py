@@ -79,7 +79,9 @@ def one_hot_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.T
 
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train with the chosen silent bug; see SilentNoLearning."""
-    config = SilentConfig(bug=knobs["bug"], lr=knobs["lr"], steps=knobs["steps"])
+    config = SilentConfig(
+        bug=knobs["bug"], lr=knobs["lr"], steps=knobs["steps"], hidden=knobs["hidden"]
+    )
     bug = config.bug
     run = Run(seed, report)
     task = TeacherTask()
