@@ -47,11 +47,12 @@ class SilentNoLearning(Drill):
     summary = "No error and no NaN, yet the model does not learn: find the broken link of the step."
     symptom = "Training runs to the end without a complaint, and the loss barely moves."
     scenario = (
-        "A small MLP (two hidden layers, 64 units each unless you change it) classifies 512 examples (8 features, "
-        "4 classes, labels drawn from a random teacher) with plain SGD, minibatches of 64, "
-        "for 150 steps. The loop may hide one quiet mistake in how the step is wired. Choose "
-        "one, predict what the parameter audit will show (requires_grad, gradient, update) "
-        "and what the loss and the gradient norm do, then run it."
+        "A small MLP (two hidden layers, of 64 units by default) classifies 512 examples "
+        "(8 features, 4 classes, labels drawn from a random teacher) with plain SGD, "
+        "minibatches of 64, for 150 steps. The loop may hide one quiet mistake in how the "
+        "step is wired. Choose one, predict what the parameter audit will show "
+        "(requires_grad, gradient, update) and what the loss and the gradient norm do, then "
+        "run it."
     )
     version = "4"
     healthy = "healthy"
