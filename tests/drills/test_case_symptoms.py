@@ -56,10 +56,13 @@ STILL_DECIDES = {
     "merged-exports": 0.2,
     "a-wide-mlp-on-noisy-labels": 0.467,
     "two-flat-curves": 0.2,
-    # Up (0.267, 0.4, 0.267) when each end of a range came to be widened by its own size.
-    "better-on-unseen-data": 0.4,
-    "a-colleagues-validation-set": 0.467,
-    "your-own-loop": 0.4,
+    # Up (0.267, 0.4, 0.267) when each end of a range came to be widened by its own size. Then
+    # 0.2, 0.533 and 0.2 when the training subset went from 640 examples to 512, so that it
+    # reads as fitted on every seed (at 640 it read as sound dropout on 4 of 20 random seeds
+    # at dropout 0.3, and a learner who drew one was marked wrong for reading the run right).
+    "better-on-unseen-data": 0.2,
+    "a-colleagues-validation-set": 0.534,
+    "your-own-loop": 0.2,
 }
 
 

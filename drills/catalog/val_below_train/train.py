@@ -46,7 +46,7 @@ class ValBelowTrainConfig:
     train_examples: int = 8192  # also the examples seen per epoch, whatever the set's size
     val_examples: int = 2048
     small_train_examples: int = 128  # "small-train": few enough to memorise their labels
-    subset_train_examples: int = 640  # "subset-train": fitted better than fresh data, not by heart
+    subset_train_examples: int = 512  # "subset-train": fitted better than fresh data, not by heart
     easy_val_confidence: float = 0.9  # "easy-val": the teacher's top probability at least this
     # "trimmed-val": a milder cleaning, dropping only the examples the teacher is least sure of
     trimmed_val_confidence: float = 0.62
