@@ -22,6 +22,11 @@ needs_sandbox = pytest.mark.skipif(available() is not None, reason=f"no sandbox:
 SLUG = "overfit-shuffled-pairs"
 
 
+# A hint is a form post, a database write and a page load: on a loaded machine (a CI run, the
+# other test process busy) it took over expect's 5 s once, with nothing wrong on the page.
+HINT_WAIT_MS = 30_000
+
+
 def replace_code(page: Page, text: str) -> None:
     """Empty the editor, then put `text` in, as a paste would. (Inserted over a selection,
     Chrome's own editing first wraps the text in a span styled like the text it replaces,
@@ -76,7 +81,7 @@ def test_edit_run_read_the_checks_take_hints_fix_and_see_the_reference(
     expect(page.locator("textarea#code")).to_have_value(re.compile("Looks fine to me"))
     for rung in range(1, len(exercise.hints) + 1):
         page.get_by_role("button", name=re.compile(f"Show hint {rung} of")).click()
-        expect(page.locator("#hints li")).to_have_count(rung)
+        expect(page.locator("#hints li")).to_have_count(rung, timeout=HINT_WAIT_MS)
     replace_code(page, exercise.solution)
     page.get_by_role("button", name="Run my code").click()
     expect(page.locator(FINAL_PANEL)).to_be_visible(timeout=90_000)
@@ -122,7 +127,7 @@ def test_an_exercise_of_the_track_is_solved_from_its_page(
     expect(page.locator(".story")).to_contain_text(exercise.provides[0])
     for rung in range(1, len(exercise.hints) + 1):
         page.get_by_role("button", name=re.compile(f"Show hint {rung} of")).click()
-        expect(page.locator("#hints li")).to_have_count(rung)
+        expect(page.locator("#hints li")).to_have_count(rung, timeout=HINT_WAIT_MS)
     right = SOLVED[slug]
     run_code(page, right.read_text() if right else exercise.solution)
     expect(page.locator(".judgement-block h3")).to_contain_text("passed")
