@@ -27,6 +27,13 @@ SLUG = "overfit-shuffled-pairs"
 HINT_WAIT_MS = 30_000
 
 
+def take_every_hint(page: Page, hints: int) -> None:
+    """Take the hints one by one, each shown before the next is asked for."""
+    for rung in range(1, hints + 1):
+        page.get_by_role("button", name=re.compile(f"Show hint {rung} of")).click()
+        expect(page.locator("#hints li")).to_have_count(rung, timeout=HINT_WAIT_MS)
+
+
 def replace_code(page: Page, text: str) -> None:
     """Empty the editor, then put `text` in, as a paste would. (Inserted over a selection,
     Chrome's own editing first wraps the text in a span styled like the text it replaces,
@@ -79,9 +86,7 @@ def test_edit_run_read_the_checks_take_hints_fix_and_see_the_reference(
     page.get_by_role("link", name="Back to the editor").click()
     # (The editor draws only the lines in view; the form's field holds the whole file.)
     expect(page.locator("textarea#code")).to_have_value(re.compile("Looks fine to me"))
-    for rung in range(1, len(exercise.hints) + 1):
-        page.get_by_role("button", name=re.compile(f"Show hint {rung} of")).click()
-        expect(page.locator("#hints li")).to_have_count(rung, timeout=HINT_WAIT_MS)
+    take_every_hint(page, len(exercise.hints))
     replace_code(page, exercise.solution)
     page.get_by_role("button", name="Run my code").click()
     expect(page.locator(FINAL_PANEL)).to_be_visible(timeout=90_000)
@@ -125,9 +130,7 @@ def test_an_exercise_of_the_track_is_solved_from_its_page(
     page.get_by_role("link", name=exercise.title).click()
     # What a learner has to go on: the story, what the file provides, and every hint.
     expect(page.locator(".story")).to_contain_text(exercise.provides[0])
-    for rung in range(1, len(exercise.hints) + 1):
-        page.get_by_role("button", name=re.compile(f"Show hint {rung} of")).click()
-        expect(page.locator("#hints li")).to_have_count(rung, timeout=HINT_WAIT_MS)
+    take_every_hint(page, len(exercise.hints))
     right = SOLVED[slug]
     run_code(page, right.read_text() if right else exercise.solution)
     expect(page.locator(".judgement-block h3")).to_contain_text("passed")
