@@ -170,23 +170,7 @@ def hiding(case_set_drill: str, cause: str) -> tuple[Case, list[int]]:
     return case, learners
 
 
-# A defect the drawn causes exposed (a single cause per case had met only two lucky draws): a
-# validation set copied into 2,048 training examples does not always show on the curves (copied
-# whole: optimism 0.076 against a noise bar of 0.088 on one draw; a quarter, as the cause now
-# plants so that the first screen does not give it away, reads "inconclusive" on most draws),
-# and planting it on a smaller set would leave its fix (deduplicate) overfitting, not healthy.
-# The search for shared examples finds it on every draw. Strict: the test fails once the cause
-# shows on every draw, and this entry must go.
-KNOWN_UNSTABLE = {("overfitting-leakage", "validation-copied-into-training")}
-HIDDEN = [
-    pytest.param(
-        *item,
-        marks=pytest.mark.xfail(strict=True, reason="the leak does not show on every draw"),
-    )
-    if item in KNOWN_UNSTABLE
-    else item
-    for item in sorted({(case.case_set.drill, key) for case in CASES for key in case.causes})
-]
+HIDDEN = sorted({(case.case_set.drill, key) for case in CASES for key in case.causes})
 
 
 @pytest.mark.slow

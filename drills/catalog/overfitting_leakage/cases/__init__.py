@@ -80,13 +80,18 @@ CASE_SET = CaseSet(
             "evaluation",
             "Validation examples also sit in the training set, so validation scores the model "
             "on data it has learned.",
-            # A quarter of validation, as a merge of overlapping exports leaves it: the whole
-            # set copied ended with validation on top of training or below it on every draw,
-            # where an honest split ends with validation visibly above, so the first screen
-            # gave it away (0.8 of draws); a quarter leaves validation above training, a little
-            # nearer. Attempts drawn before keep the whole copy (their knobs are stored).
-            {"leak": 0.25},
-            "leakage",
+            # An eighth of validation (64 examples), as a merge of overlapping exports leaves
+            # it. The whole set copied ended with validation on top of training or below it on
+            # every draw, where an honest split ends with validation visibly above, so the first
+            # screen gave it away (0.8 of draws). A quarter read "inconclusive" on 39 of 40
+            # random draws and "leakage" on one, so a round could not say which reading is
+            # right. An eighth can only expect an eighth of the clean gap (0.06-0.19 nats
+            # here) against a standard error of 0.03-0.05: the losses never show it, the drill
+            # reads "inconclusive" (copies found, curves silent) on every draw, and the search
+            # for shared examples is what finds it. Attempts drawn before keep their leak
+            # (their knobs are stored).
+            {"leak": 0.125},
+            "inconclusive",
             fix="deduplicate-split",
             exercise="overfitting-honest-early-stop",
         ),
@@ -149,7 +154,7 @@ CASE_SET = CaseSet(
         Fix(
             "deduplicate-split",
             "Remove from the training set every example that also appears in validation.",
-            Change(replace={"leak": {0.25: 0.0, 1.0: 0.0}}),
+            Change(replace={"leak": {0.125: 0.0, 0.25: 0.0, 1.0: 0.0}}),
         ),
         Fix(
             "weaker-weight-decay",
