@@ -62,7 +62,11 @@ STILL_DECIDES = {
     # reads as fitted on every seed (at 640 it read as sound dropout on 4 of 20 random seeds
     # at dropout 0.3, and a learner who drew one was marked wrong for reading the run right).
     "better-on-unseen-data": 0.2,
-    "a-colleagues-validation-set": 0.534,
+    # Then a-colleagues-validation-set 0.533 -> 0.667 when the trimmed validation set kept what
+    # the teacher is 70% sure of, not 62%, so that it reads as easier on every seed (at 0.62 it
+    # read as sound dropout on 1 of 20 random seeds, at 0.66 on 1 of 60): its validation now
+    # ends below every sound run's on all five draws.
+    "a-colleagues-validation-set": 0.667,
     "your-own-loop": 0.2,
 }
 

@@ -48,8 +48,11 @@ class ValBelowTrainConfig:
     small_train_examples: int = 128  # "small-train": few enough to memorise their labels
     subset_train_examples: int = 512  # "subset-train": fitted better than fresh data, not by heart
     easy_val_confidence: float = 0.9  # "easy-val": the teacher's top probability at least this
-    # "trimmed-val": a milder cleaning, dropping only the examples the teacher is least sure of
-    trimmed_val_confidence: float = 0.62
+    # "trimmed-val": a milder cleaning, dropping only the examples the teacher is least sure of.
+    # How much easier that leaves validation varies with the teacher a seed draws: at 0.62 the
+    # re-scored training loss sat 9-28% above validation, under the 15% the drill reads as
+    # "easier" on 1 of 20 random seeds; 0.66 still missed 1 of 60. 0.70 gives at least 20%.
+    trimmed_val_confidence: float = 0.70
     hidden: int = 16
     batch_size: int = 512
     epochs: int = 20
