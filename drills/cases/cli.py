@@ -5,10 +5,10 @@ symptom table), and per cause it may hide, the family and the experiments that s
 cause from the case's other causes (from the stored outcome table).
 `cases pairs`: per case, each pair of causes it may hide and the experiments whose readings tell
 those two apart, with the symptom's deciding share: a Markdown table per case.
-`cases outcomes [--drill SLUG] [--seeds N] [--write]`: rebuild the outcome table from real runs;
-prints where it differs from the stored one; --write stores it.
+`cases outcomes [--drill SLUG] [--seeds N] [--write]`: rebuild the outcome table from real runs
+(seeds 0-9 by default); prints where it differs from the stored one; --write stores it.
 `cases symptoms [--drill SLUG] [--write]`: rebuild the symptom table (drills/cases/symptoms.py)
-from real runs on seeds 0-4, the same way.
+from real runs on seeds 0-4.
 `cases symptoms --drill SLUG --nuisance JSON`: the same drill's symptom table rebuilt with other
 nuisance ranges (e.g. '{"lr": [0.3, 0.5]}', each replacing that knob's range), never stored:
 each of its cases' deciding share, stored against tried. How a change of ranges is tried before
@@ -37,7 +37,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     actions.add_parser("pairs", help="per case, what separates each pair of its causes")
     rebuild = actions.add_parser("outcomes", help="rebuild the outcome table from real runs")
     rebuild.add_argument("--drill", default=None, help="only the case set of this drill")
-    rebuild.add_argument("--seeds", type=int, default=2, help="seeds 0..N-1 (default 2)")
+    rebuild.add_argument(
+        "--seeds",
+        type=int,
+        default=outcomes.SEEDS,
+        help=f"seeds 0..N-1 (default {outcomes.SEEDS}, as the stored tables are built)",
+    )
     rebuild.add_argument("--write", action="store_true", help="store the rebuilt table")
     seen = actions.add_parser("symptoms", help="rebuild the symptom table from real runs")
     seen.add_argument("--drill", default=None, help="only the case set of this drill")

@@ -63,3 +63,23 @@ def test_a_health_table_reads_as_its_columns_say() -> None:
     bigger = [row | {"update_norm": (row["update_norm"] or 0) * 10} for row in rows]
     assert table_reading(bigger) == table_reading(rows)
     assert table_reading([]) == "no-parameters"
+
+
+def test_a_reading_that_differs_beyond_seed_four_separates_nothing() -> None:
+    """Built on seeds 0-4, the table credited loss-spikes' replay of the worst spike with telling
+    a too-large rate from a corrupt batch: the rate's replay read "both batches alike" on all
+    five, and "the suspect batch jumps again" on seeds 5, 6, 7 and 9 (replayed from the epoch's
+    checkpoint, the batch that spiked can still score far worse than a normal one). The tables
+    are built on ten seeds (outcomes.SEEDS)."""
+    case_set = next(item for item in all_case_sets() if item.drill == "loss-spikes")
+    cause = case_set.cause("steps-too-large")
+    replay = next(item for item in case_set.experiments if item.key == "replay-from-checkpoint")
+    corner = outcomes.nuisance_corners(case_set)[0]
+    readings = {
+        outcomes.run_reading(case_set, cause.knobs, replay.change, seed, corner, replay)[0]
+        for seed in (0, 5)
+    }
+    assert readings == {"both-batches-alike", "suspect-batch-jumps-again"}
+    assert outcomes.SEEDS > 5
+    assert outcomes.reading(case_set, cause.key, replay.key) == outcomes.VARIES
+    assert not outcomes.separates(case_set, replay.key, cause.key, ["corrupt-batch"])
