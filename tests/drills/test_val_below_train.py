@@ -353,8 +353,8 @@ def test_a_training_subset_reads_as_fitted_at_the_cases_largest_dropout(seed: in
 
 
 # Seeds on which a trimmed validation set read as sound dropout, not as easier: 357712575 at a
-# confidence of 0.62 and 0.64, 209193189 at 0.64, 689317830 up to 0.66 (the re-scored training
-# loss only 9-15% above validation). A case planting this cause marked a right reading wrong.
+# confidence of 0.62 and 0.64, 209193189 at 0.64, 689317830 up to 0.66 (validation only 9-15%
+# under the re-scored training loss). A case planting this cause marked a right reading wrong.
 TRIMMED_STRAYS = (357712575, 209193189, 689317830)
 
 

@@ -84,9 +84,10 @@ CASE_SET = CaseSet(
             # it. The whole set copied ended with validation on top of training or below it on
             # every draw, where an honest split ends with validation visibly above, so the first
             # screen gave it away (0.8 of draws). A quarter read "inconclusive" on 39 of 40
-            # random draws and "leakage" on one, so a round could not say which reading is
-            # right. An eighth can only expect an eighth of the clean gap (0.06-0.19 nats
-            # here) against a standard error of 0.03-0.05: the losses never show it, the drill
+            # random draws and "leakage" on one, while the cause claimed "leakage": a round
+            # scores against what the run reads, so it marked the right answer wrong. An eighth
+            # can only expect an eighth of the clean gap (0.06-0.19 nats here) against a
+            # standard error of 0.03-0.05: the losses never show it, the drill
             # reads "inconclusive" (copies found, curves silent) on every draw, and the search
             # for shared examples is what finds it. Attempts drawn before keep their leak
             # (their knobs are stored).
