@@ -5,6 +5,8 @@ from typing import Any
 import pytest
 import torch
 
+from drills.cases.outcomes import nuisance_corners
+from drills.catalog.overfitting_leakage.cases import CASE_SET
 from drills.catalog.overfitting_leakage.train import count_duplicates
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
@@ -296,20 +298,21 @@ def test_a_small_leak_into_plenty_of_data_is_not_called_leakage() -> None:
     assert record["observed"] == "inconclusive"
 
 
-# The cases copy an eighth of validation (64 examples) into 2,048 training examples, with
-# dropout 0-0.2 and weight decay 0-2: a round scores a learner against what the run reads, so
-# it must read the same on every draw. An eighth can expect only an eighth of the clean gap,
-# under one standard error of chance, so it reads "inconclusive" (copies found, losses silent).
-# A quarter read "leakage" on one of 20 random seeds (560686510) and "inconclusive" on 19.
-CASE_CORNERS = ({"dropout": 0.0, "weight_decay": 0.0}, {"dropout": 0.2, "weight_decay": 2.0})
+# The cases copy an eighth of validation (64 examples) into 2,048 training examples, at both
+# ends of their dropout and weight decay ranges: a round scores a learner against what the run
+# reads, so it must read the same on every draw. An eighth can expect only an eighth of the
+# clean gap, under one standard error of chance, so it reads "inconclusive" (copies found,
+# losses silent). A quarter read "leakage" on one of 20 random seeds (560686510) and
+# "inconclusive" on 19.
+COPIED = CASE_SET.cause("validation-copied-into-training")
 
 
-@pytest.mark.parametrize("corner", CASE_CORNERS, ids=str)
+@pytest.mark.parametrize("corner", nuisance_corners(CASE_SET), ids=str)
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 560686510])
 def test_an_eighth_of_validation_copied_into_plenty_of_data_never_shows_on_the_losses(
     seed: int, corner: dict[str, float]
 ) -> None:
-    record = run(train_size=2048, leak=0.125, seed=seed, **corner)
+    record = run(**{**CASE_SET.base, **corner, **COPIED.knobs}, seed=seed)
     sig = record["signature"]
     assert sig["duplicates_found"] == 64
     assert sig["expected_optimism"] < sig["optimism_noise"]

@@ -5,6 +5,8 @@ from typing import Any
 import pytest
 import torch
 
+from drills.cases.outcomes import nuisance_corners
+from drills.catalog.val_below_train.cases import CASE_SET
 from drills.catalog.val_below_train.train import cosine_lr, spread
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
@@ -358,12 +360,13 @@ def test_a_training_subset_reads_as_fitted_at_the_cases_largest_dropout(seed: in
 TRIMMED_STRAYS = (357712575, 209193189, 689317830)
 
 
-@pytest.mark.parametrize("dropout", [0.2, 0.3])
+@pytest.mark.parametrize("corner", nuisance_corners(CASE_SET), ids=str)
 @pytest.mark.parametrize("seed", TRIMMED_STRAYS)
 def test_a_trimmed_validation_set_reads_as_easier_at_both_ends_of_the_cases_dropout(
-    seed: int, dropout: float
+    seed: int, corner: dict[str, float]
 ) -> None:
-    record = run_drill(SLUG, {"data": "trimmed-val", "dropout": dropout}, seed)
+    trimmed = CASE_SET.cause("easier-validation-split")
+    record = run_drill(SLUG, {**CASE_SET.base, **corner, **trimmed.knobs}, seed)
     sig = record["signature"]
     assert sig["train_eval_loss"] - sig["val_loss"] > 0.18 * sig["train_eval_loss"]
     assert record["observed"] == "val-easier"
