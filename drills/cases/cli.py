@@ -16,6 +16,10 @@ a case set takes it.
 `cases why [CASE ...]`: for every draw whose symptom alone decides its case (from the stored
 symptom table), what in it each other cause of the case never showed; by default every case
 whose symptom decides any draw.
+`cases audit [--drill SLUG] [--cause KEY] [--seeds N] [--origin S] [--jobs J]`: every cause of
+every case set, run on N random seeds at both ends of every nuisance range: the runs whose
+verdict is not the cause's, each with its replay command (drills/cases/audit.py). Exits 1 on a
+miss.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import argparse
 import json
 from dataclasses import replace
 
-from drills.cases import outcomes, symptoms
+from drills.cases import audit, outcomes, symptoms
 from drills.cases.contract import FAMILIES, Case
 from drills.cases.registry import UnknownCase, all_case_sets, all_cases, get_case
 from drills.core.knobs import KnobError, resolve_knobs
@@ -55,6 +59,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     why = actions.add_parser("why", help="what gives each deciding draw of a case away")
     why.add_argument("case", nargs="*", help="case keys (default: every case that decides)")
+    check = actions.add_parser("audit", help="does every cause read as planted on random seeds?")
+    check.add_argument("--drill", default=None, help="only the case set of this drill")
+    check.add_argument("--cause", default=None, help="only this cause")
+    check.add_argument("--seeds", type=int, default=10, help="random seeds per setting (10)")
+    check.add_argument(
+        "--origin",
+        type=int,
+        default=audit.ORIGIN,
+        help=f"seed of the random seeds (default {audit.ORIGIN}): another draws other seeds",
+    )
+    check.add_argument("--jobs", type=int, default=1, help="runs at a time (one core each)")
 
 
 def separating_experiments(case: Case, cause: str) -> list[str]:
@@ -105,7 +120,29 @@ def why_lines(case: Case) -> list[str]:
     return lines
 
 
+def run_audit(args: argparse.Namespace) -> int:
+    chosen = [case_set for case_set in all_case_sets() if args.drill in (None, case_set.drill)]
+    entries = [entry for entry in audit.planted(chosen) if args.cause in (None, entry.cause)]
+    if not entries or args.seeds < 1 or args.jobs < 1:
+        print("nothing to audit: check --drill, --cause, --seeds and --jobs")
+        return 2
+    seeds = audit.random_seeds(args.seeds, args.origin)
+    missed = 0
+    for row in audit.audit(entries, seeds, jobs=args.jobs):
+        shown = row.runs - len(row.misses)
+        verdict = row.planted.verdict
+        print(f"{row.planted.label()}: {verdict} on {shown} of {row.runs}", flush=True)
+        for miss in row.misses:
+            print(f"    read {miss.reading}: {miss.command} --json", flush=True)
+        missed += len(row.misses)
+    runs = len(entries) * len(seeds)
+    print(f"{missed} of {runs} runs did not read as their planted cause (seeds from {args.origin})")
+    return 1 if missed else 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action == "audit":
+        return run_audit(args)
     if args.action == "why":
         try:
             chosen = [get_case(key) for key in args.case] or [
