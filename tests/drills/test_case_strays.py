@@ -4,8 +4,8 @@ audit` on random seeds (the tables are built on seeds 0-9, where these causes ho
 Each is a defect of the case pool: a learner who meets the draw reads the run right and is
 told otherwise, or meets a run its story does not describe. They are kept here, strict, so the
 suite says what is known to be wrong and fails (XPASS) the day a change fixes one: then the
-entry must go. Found at --seeds 10 --origin 777 and --seeds 20 --origin 4242 (3 misses in
-5,520 runs), then counted on more seeds per cause.
+entry must go. Found at --seeds 10 --origin 777, --seeds 20 --origin 4242 and --seeds 20
+--origin 99 (3 misses in 5,520 runs, then 7 in 3,680), then counted on more seeds per cause.
 """
 
 from typing import Any
@@ -16,6 +16,13 @@ from drills.cases import audit
 from drills.cases.registry import all_case_sets
 
 STRAYS = [
+    # One example per step whose step raises the whole set's loss by 3.1% (the drill's line
+    # for a steady run is 3%; seeds 0-4 stay under 1.3%): "inconclusive", where the cause
+    # claims ordinary batch noise. 1 of 20 draws at --origin 99, 0 of 300 at origins 5 and 6.
+    ("batch-noise", "only-noise", {}, 1067004398, "inconclusive"),
+    # A corrupt example, one per step, whose loss (5.2) is only 1.67x the worst the clean set
+    # gives (3.1), under the drill's twice: "inconclusive". 1 of 200 draws at --origin 6.
+    ("batch-noise", "corrupt-batch", {}, 2022628111, "inconclusive"),
     # Too large a rate (3, clipped at 2) that spikes too seldom to read as unstable: the replay
     # pins its worst jump on one batch, so the run reads "inconclusive" (1 of 20 draws at
     # --origin 777), or it hardly spikes at all and reads "clean" (2 of 200 at --origin 5).
