@@ -86,15 +86,15 @@ def random_seeds(count: int, origin: int = ORIGIN) -> list[int]:
 
 
 def read(drill: str, knobs: Mapping[str, Any], seed: int) -> str:
-    """One real run's verdict (its status when it did not end ok: a run cut short by the
-    machine is not the cause's doing, and is reported as such rather than as a reading)."""
-    from drills.core.registry import get_drill
+    """One real run's verdict, as the runner read it into the record. Its status instead when
+    the machine cut it short (not the cause's doing) or it crashed before producing numbers
+    to read (the runner then reads nothing)."""
     from drills.core.runner import run_drill
 
     record = run_drill(drill, knobs, seed)
-    if record.get("status") in CUT_SHORT:
+    if record["status"] in CUT_SHORT or record["observed"] is None:
         return f"status {record['status']}"
-    return get_drill(drill).diagnose(record.get("signature") or {}, record.get("error"))
+    return str(record["observed"])
 
 
 def audit(entries: Iterable[Planted], seeds: Iterable[int], *, jobs: int = 1) -> Iterator[Row]:
