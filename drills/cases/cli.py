@@ -13,6 +13,9 @@ from real runs on seeds 0-4.
 nuisance ranges (e.g. '{"lr": [0.3, 0.5]}', each replacing that knob's range), never stored:
 each of its cases' deciding share, stored against tried. How a change of ranges is tried before
 a case set takes it.
+`cases symptoms [--drill SLUG] --seeds N [--nuisance JSON]`: the same, on seeds 0..N-1 instead
+of the stored table's five: whether a share holds on more draws (a range drawn from five draws
+is narrow, and a draw that lies just outside it decides).
 `cases why [CASE ...]`: for every draw whose symptom alone decides its case (from the stored
 symptom table), what in it each other cause of the case never showed; by default every case
 whose symptom decides any draw.
@@ -26,10 +29,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 
 from drills.cases import audit, outcomes, symptoms
-from drills.cases.contract import FAMILIES, Case
+from drills.cases.contract import FAMILIES, Case, CaseSet
 from drills.cases.registry import UnknownCase, all_case_sets, all_cases, get_case
 from drills.core.knobs import KnobError, resolve_knobs
 
@@ -56,6 +60,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         default=None,
         metavar="JSON",
         help="try other nuisance ranges on one drill (a JSON object); nothing is stored",
+    )
+    seen.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help=f"try seeds 0..N-1 (the stored table has {len(symptoms.SEEDS)}); nothing is stored",
     )
     why = actions.add_parser("why", help="what gives each deciding draw of a case away")
     why.add_argument("case", nargs="*", help="case keys (default: every case that decides)")
@@ -168,8 +178,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    {cause:<30} {family:<48} {separating}")
         print(f"{len(all_cases())} cases")
         return 0
-    if args.action == "symptoms" and args.nuisance is not None:
-        return try_nuisance(args.drill, args.nuisance, args.write)
+    if args.action == "symptoms" and (args.nuisance is not None or args.seeds is not None):
+        return try_symptoms(args.drill, args.nuisance, args.seeds, args.write)
     module = outcomes if args.action == "outcomes" else symptoms
     stored = module.stored_table()
     # Only the drills rebuilt here are written: a long rebuild must not put back another
@@ -196,43 +206,63 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def try_nuisance(drill: str | None, given: str, write: bool) -> int:
-    """Rebuild one drill's symptom table in memory with other nuisance ranges and print each of
-    its cases' deciding share, stored and tried (see the module's text)."""
-    if drill is None or write:
-        print("--nuisance needs --drill, and stores nothing (--write is refused with it)")
+def try_symptoms(drill: str | None, given: str | None, seeds: int | None, write: bool) -> int:
+    """Rebuild symptom tables in memory, with other nuisance ranges on one drill or on more
+    seeds, and print each case's deciding share, stored and tried (see the module's text)."""
+    if write:
+        print("--nuisance and --seeds store nothing (--write is refused with them)")
         return 2
-    sets = [case_set for case_set in all_case_sets() if case_set.drill == drill]
+    if given is not None and drill is None:
+        print("--nuisance needs --drill: its knobs are one drill's")
+        return 2
+    if seeds is not None and seeds < 1:
+        print("--seeds needs at least 1 seed")
+        return 2
+    sets = [case_set for case_set in all_case_sets() if drill in (None, case_set.drill)]
     if not sets:
         print(f"no case set stands on drill {drill!r}")
         return 2
+    if given is not None:
+        tried = tried_nuisance(sets[0], given)
+        if tried is None:
+            return 2
+        sets = [tried]
+    chosen = range(seeds) if seeds is not None else symptoms.SEEDS
+    for case_set in sets:
+        table = symptoms.build(case_set, chosen)
+        print(f"{case_set.drill}, nuisance {dict(case_set.nuisance)}, seeds {_span(chosen)}:")
+        for case in all_cases():
+            if case.case_set.drill == case_set.drill:
+                before = symptoms.case_share(case)
+                after = symptoms.deciding_share(case.causes, table)
+                print(f"  {case.key:<32} stored {before:.3g}  tried {after:.3g}", flush=True)
+    return 0
+
+
+def _span(seeds: Sequence[int]) -> str:
+    return f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
+
+
+def tried_nuisance(case_set: CaseSet, given: str) -> CaseSet | None:
+    """The case set with the given nuisance ranges, or None after saying what is wrong."""
     try:
         ranges = json.loads(given)
     except json.JSONDecodeError as error:
         print(f"--nuisance is not JSON: {error}")
-        return 2
+        return None
     if not isinstance(ranges, dict) or not all(
         isinstance(values, list) and values for values in ranges.values()
     ):
         print('--nuisance must map knob names to lists of values, e.g. {"lr": [0.3, 0.5]}')
-        return 2
-    case_set = sets[0]
+        return None
     try:  # every value, before a run: a bad last value would otherwise stop a long rebuild late
         for name, values in ranges.items():
             for value in values:
                 resolve_knobs(case_set.drill_object, {name: value})
     except KnobError as error:
         print(f"--nuisance: {error}")
-        return 2
-    tried = replace(
+        return None
+    return replace(
         case_set,
         nuisance={**case_set.nuisance, **{name: tuple(v) for name, v in ranges.items()}},
     )
-    table = symptoms.build(tried)
-    print(f"{drill}, nuisance {dict(tried.nuisance)}:")
-    for case in all_cases():
-        if case.case_set.drill == drill:
-            before = symptoms.case_share(case)
-            after = symptoms.deciding_share(case.causes, table)
-            print(f"  {case.key:<32} stored {before:.3g}  tried {after:.3g}")
-    return 0

@@ -92,8 +92,9 @@ def test_other_nuisance_ranges_are_tried_in_memory_and_never_stored(
     stored = symptoms.stored_table()["double-shift-labels"]
     built: list[object] = []
 
-    def build(case_set: object) -> dict[str, object]:
+    def build(case_set: object, seeds: object) -> dict[str, object]:
         built.append(case_set)
+        assert seeds == symptoms.SEEDS  # the stored table's draws, unless --seeds says others
         # As if labels two ahead had looked like sound ones: a-borrowed-data-loader decides less.
         return {**stored, "labels-two-ahead": stored["labels-sound"]}
 
@@ -119,6 +120,9 @@ def test_other_nuisance_ranges_are_tried_in_memory_and_never_stored(
         (["--drill", "init-check", "--nuisance", '{"lr": 0.3}'], "lists of values"),
         (["--drill", "init-check", "--nuisance", '{"depth": [2]}'], "knob 'depth'"),
         (["--drill", "init-check", "--nuisance", '{"lr": [0.1, -1]}'], "below the minimum"),
+        (["--drill", "init-check", "--seeds", "0"], "at least 1 seed"),
+        (["--drill", "init-check", "--seeds", "10", "--write"], "--write"),
+        (["--drill", "no-such", "--seeds", "10"], "no case set stands on"),
     ],
 )
 def test_bad_nuisance_ranges_exit_2_naming_what_is_wrong(
@@ -126,3 +130,32 @@ def test_bad_nuisance_ranges_exit_2_naming_what_is_wrong(
 ) -> None:
     assert main(["cases", "symptoms", *arguments]) == 2
     assert named in capsys.readouterr().out
+
+
+def test_a_share_is_tried_on_more_seeds_and_never_stored(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cases symptoms --drill D --seeds N` rebuilds D's table on seeds 0..N-1 and prints each
+    case's share on it beside the stored one; nothing is written."""
+    from drills.cases import symptoms
+
+    stored = symptoms.stored_table()["loss-spikes"]
+    asked: list[object] = []
+
+    def build(case_set: object, seeds: object) -> dict[str, list[symptoms.Features]]:
+        asked.append(seeds)
+        # The first two draws are the stored table's first two (draws go seed by seed); on those
+        # a clipped corrupt batch had looked like an unclipped one.
+        return {cause: draws[:2] for cause, draws in stored.items()} | {
+            "corrupt-batch-clipped": stored["corrupt-batch"][:2]
+        }
+
+    monkeypatch.setattr(symptoms, "build", build)
+    monkeypatch.setattr(symptoms, "write_table", lambda table: pytest.fail("stored"))
+    assert main(["cases", "symptoms", "--drill", "loss-spikes", "--seeds", "2"]) == 0
+    assert asked == [range(2)]
+    printed = capsys.readouterr().out
+    assert "loss-spikes, nuisance {'lr': (0.4, 0.45, 0.5)}, seeds 0-1:" in printed
+    # The two corrupt batches look alike: only the two draws of too large a rate decide, 2 of 6.
+    assert "a-loss-that-jumps                stored 1  tried 0.333" in printed
+    assert "jumps-after-a-change             stored 1  tried 1" in printed
