@@ -19,10 +19,19 @@ double-shift-labels take 25% longer and optimizer-membership's 60%; on an AMD EP
 COMPATIBLE path took optimizer-membership's from 23.0 and 25.6 s to 34.5 and 29.8 s (two runs
 each of `drills.cases.symptoms.build` over seeds 0 and 1).
 
-Both are read when first used, not at import (torch at its first kernel, MKL at its first call),
-so setting them when `drills` is imported comes in time for every run (the worker's warm-up
-imports drills first); the sandbox sets them in the environment it builds
-(drills/sandbox/policy.py)."""
+A third library picks its code path by the CPU as well: oneDNN, which torch calls for some
+operations even with the DEFAULT kernels (GELU's is one, in the causal LM of double-shift-labels
+and its exercises). Measured on an AMD EPYC with AVX2: a GELU over a (8, 32, 64) tensor gives
+other bits with oneDNN capped at SSE4.1 than uncapped, and so does a whole run
+(`double-shift-labels --set attention=unmasked --set steps=200 --seed 0`: final loss
+0.0049697376 uncapped, 0.0049697626 capped; its symptom table, built on another machine,
+held 0.0049697893). So oneDNN is capped at SSE4.1, the lowest level it names on x86-64, which
+every machine of this kind has. The cost: none measured (that run took 7.4-7.5 s either way).
+
+All three are read when first used, not at import (torch at its first kernel, MKL at its first
+call, oneDNN at its first primitive), so setting them when `drills` is imported comes in time
+for every run (the worker's warm-up imports drills first); the sandbox sets them in the
+environment it builds (drills/sandbox/policy.py)."""
 
 from __future__ import annotations
 
@@ -32,6 +41,7 @@ import os
 PINNED = {
     "ATEN_CPU_CAPABILITY": "default",
     "MKL_CBWR": "COMPATIBLE",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
 }
 
 

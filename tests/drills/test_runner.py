@@ -76,6 +76,36 @@ def test_a_run_uses_mkl_compatible_path_whatever_the_environment_asks() -> None:
     assert calls and all("CNR:COMPATIBLE" in line for line in calls), found.stdout
 
 
+GELU_BITS = (
+    "import sys, hashlib, torch\n"
+    "if sys.argv[1] == 'drills': import drills\n"
+    "torch.manual_seed(0); torch.set_num_threads(1)\n"
+    "out = torch.nn.functional.gelu(torch.randn(8, 32, 64))\n"
+    "print(hashlib.sha256(repr(out.flatten().tolist()).encode()).hexdigest())\n"
+)
+
+
+def gelu_bits(importing: str, isa: str) -> str:
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": isa}
+    found = subprocess.run(
+        [sys.executable, "-c", GELU_BITS, importing],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return found.stdout.strip()
+
+
+def test_a_run_caps_onednn_whatever_the_environment_asks() -> None:
+    """oneDNN, which torch calls for GELU even with the DEFAULT kernels, picks its code by the
+    CPU: capped at SSE4.1 when drills is imported, a machine with AVX2 or AVX-512 computes as
+    any other would (drills/core/cpu_kernels.py)."""
+    if gelu_bits("torch", "SSE41") == gelu_bits("torch", "AVX2"):
+        pytest.skip("this CPU gives oneDNN nothing above SSE4.1 to pick: nothing to cap")
+    assert gelu_bits("drills", "AVX2") == gelu_bits("drills", "SSE41")
+
+
 def test_same_inputs_give_the_same_digest() -> None:
     first = run_drill(SLUG, {"bug": "randomness-on", "steps": 40}, 3)
     again = run_drill(SLUG, {"bug": "randomness-on", "steps": 40}, 3)

@@ -80,6 +80,7 @@ def test_the_environment_is_explicit_and_has_no_drillbook_setting() -> None:
     # Learner code computes with the code paths every run uses (drills/core/cpu_kernels.py).
     assert set_vars["ATEN_CPU_CAPABILITY"] == "default"
     assert set_vars["MKL_CBWR"] == "COMPATIBLE"
+    assert set_vars["ONEDNN_MAX_CPU_ISA"] == "SSE41"
 
 
 def test_rlimits_are_given_in_bytes() -> None:
