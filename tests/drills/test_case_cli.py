@@ -144,8 +144,8 @@ def test_a_share_is_tried_on_more_seeds_and_never_stored(
 
     def build(case_set: object, seeds: object) -> dict[str, list[symptoms.Features]]:
         asked.append(seeds)
-        # The first two draws are the stored table's first two (draws go seed by seed); on those
-        # a clipped corrupt batch had looked like an unclipped one.
+        # The stored table's first two draws (draws go seed by seed), as if a clipped corrupt
+        # batch had looked like an unclipped one on them.
         return {cause: draws[:2] for cause, draws in stored.items()} | {
             "corrupt-batch-clipped": stored["corrupt-batch"][:2]
         }
