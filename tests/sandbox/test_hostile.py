@@ -121,8 +121,9 @@ def test_the_environment_is_cleared(monkeypatch: pytest.MonkeyPatch) -> None:
         for pid in [name for name in os.listdir("/proc") if name.isdigit()]:
             try:
                 with open(f"/proc/{pid}/environ", "rb") as environ:
-                    if b"DRILLBOOK" in environ.read() or b"hunter2" in environ.read():
-                        leaks.append(pid)
+                    seen = environ.read()
+                if b"DRILLBOOK" in seen or b"hunter2" in seen:
+                    leaks.append(pid)
             except OSError:
                 pass
         channel.send({"environ": dict(os.environ), "leaks": leaks})
@@ -142,6 +143,7 @@ def test_the_environment_is_cleared(monkeypatch: pytest.MonkeyPatch) -> None:
         "PYTHONDONTWRITEBYTECODE": "1",
         "ATEN_CPU_CAPABILITY": "default",
         "MKL_CBWR": "COMPATIBLE",
+        "ONEDNN_MAX_CPU_ISA": "SSE41",
         "PWD": "/scratch",
     }
 
