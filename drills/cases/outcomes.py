@@ -14,6 +14,7 @@ batches alike", so the table credited that replay with telling the rate from a c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
@@ -40,10 +41,28 @@ Table = dict[str, dict[str, dict[str, str]]]  # drill -> cause -> experiment -> 
 
 def nuisance_corners(case_set: CaseSet) -> list[dict[str, Any]]:
     """The settings a reading must hold for: every nuisance knob at its first value, then at its
-    last (the extremes of the ranges a draw picks from)."""
+    last (the extremes of the ranges a draw picks from), then each middle value of a range of
+    named values, the other knobs at their last. A number in the middle of its range lies
+    between two ends that were both met; a named value (a text, an optimizer) lies between
+    nothing, and a draw meets it as often as the ends."""
     first = {name: values[0] for name, values in case_set.nuisance.items()}
     last = {name: values[-1] for name, values in case_set.nuisance.items()}
-    return [first] if first == last else [first, last]
+    corners = [first] if first == last else [first, last]
+    for name, values in case_set.nuisance.items():
+        if not all(_is_number(value) for value in values):
+            corners += [{**last, name: value} for value in values[1:-1]]
+    return corners
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def setting(
+    case_set: CaseSet, cause_knobs: Mapping[str, Any], change: Change, nuisance: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The knobs of one run: the set's base, the nuisance, the cause, then the change."""
+    return change.apply({**case_set.base, **nuisance, **cause_knobs})
 
 
 def run_reading(
@@ -56,35 +75,45 @@ def run_reading(
 ) -> tuple[str, dict[str, Any]]:
     """One real run: (its reading, its record). `experiment` None reads with the drill's own
     diagnose(); the knobs are the set's base, the nuisance, the cause, then the change."""
+    record = run_record(case_set, setting(case_set, cause_knobs, change, nuisance), seed)
+    return read_record(case_set, experiment, record), record
+
+
+def run_record(case_set: CaseSet, knobs: dict[str, Any], seed: int) -> dict[str, Any]:
     from drills.core.runner import run_drill
 
-    knobs = change.apply({**case_set.base, **nuisance, **cause_knobs})
     resolve_knobs(case_set.drill_object, knobs)  # a bad case set fails here, by name
     record = run_drill(case_set.drill, knobs, seed)
     if record.get("status") in CUT_SHORT:
         raise RunCutShort(
             f"{case_set.drill} {knobs} seed {seed} ended {record['status']}: {record.get('error')}"
         )
-    signature = record.get("signature") or {}
-    error = record.get("error")
+    return record
+
+
+def read_record(case_set: CaseSet, experiment: Experiment | None, record: Mapping[str, Any]) -> str:
     if experiment is None:
-        reading = case_set.drill_object.diagnose(signature, error)
-    else:
-        reading = case_set.read(experiment, record)
-    return reading, record
+        return case_set.drill_object.diagnose(record.get("signature") or {}, record.get("error"))
+    return case_set.read(experiment, record)
 
 
 def build(case_set: CaseSet, seeds: Iterable[int] = (0, 1)) -> dict[str, dict[str, str]]:
     table: dict[str, dict[str, str]] = {}
     seeds = tuple(seeds)
     for cause in case_set.causes:
+        # Experiments that change nothing read one and the same run: it is run once. (A run is
+        # a function of its knobs and seed, so sharing it changes no reading.)
+        records: dict[str, dict[str, Any]] = {}
         row: dict[str, str] = {}
         for experiment in case_set.experiments:
-            readings = {
-                run_reading(case_set, cause.knobs, experiment.change, seed, nuisance, experiment)[0]
-                for seed in seeds
-                for nuisance in nuisance_corners(case_set)
-            }
+            readings = set()
+            for seed in seeds:
+                for nuisance in nuisance_corners(case_set):
+                    knobs = setting(case_set, cause.knobs, experiment.change, nuisance)
+                    key = json.dumps([knobs, seed], sort_keys=True)
+                    if key not in records:
+                        records[key] = run_record(case_set, knobs, seed)
+                    readings.add(read_record(case_set, experiment, records[key]))
             row[experiment.key] = readings.pop() if len(readings) == 1 else VARIES
         table[cause.key] = row
     return table

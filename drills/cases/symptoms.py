@@ -136,7 +136,7 @@ def _comparable(value: Any) -> Any:
 
 def draws(case_set: CaseSet, seeds: Sequence[int] = SEEDS) -> list[tuple[int, dict[str, Any]]]:
     """The (seed, nuisance) draws a symptom is measured on: the seeds in turn, the nuisance
-    ranges' two ends in turn with them (so both ends are met)."""
+    corners (outcomes.nuisance_corners) in turn with them, so every corner is met."""
     corners = nuisance_corners(case_set)
     return [(seed, corners[index % len(corners)]) for index, seed in enumerate(seeds)]
 

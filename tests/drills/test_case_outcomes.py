@@ -7,28 +7,36 @@ separating causes whose tables were byte-identical: the drill's diagnose() read 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from itertools import combinations
+from typing import Any
 
 import pytest
 
 from drills.cases import outcomes
-from drills.cases.contract import NO_CHANGE, CaseSet
+from drills.cases.contract import NO_CHANGE, CaseSet, Cause, Experiment
 from drills.cases.evidence import visible
 from drills.cases.parameter_table import table_reading
-from drills.cases.registry import all_case_sets
+from drills.cases.registry import all_case_sets, get_case
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case_set", all_case_sets(), ids=lambda case_set: case_set.drill)
 def test_a_credited_separation_shows_on_the_page(case_set: CaseSet) -> None:
     corner = outcomes.nuisance_corners(case_set)[0]
+    records: dict[str, dict[str, Any]] = {}  # experiments that change nothing share one run
+
+    def record(cause: Cause, experiment: Experiment) -> dict[str, Any]:
+        knobs = outcomes.setting(case_set, cause.knobs, experiment.change, corner)
+        key = json.dumps(knobs, sort_keys=True)
+        if key not in records:
+            records[key] = outcomes.run_record(case_set, knobs, 0)
+        return records[key]
+
     for experiment in case_set.experiments:
         shown = {
-            cause.key: visible(
-                case_set,
-                experiment,
-                outcomes.run_reading(case_set, cause.knobs, experiment.change, 0, corner, None)[1],
-            )
+            cause.key: visible(case_set, experiment, record(cause, experiment))
             for cause in case_set.causes
         }
         for first, second in combinations(shown, 2):
@@ -83,3 +91,44 @@ def test_a_reading_that_differs_beyond_seed_four_separates_nothing() -> None:
     assert outcomes.SEEDS > 5
     assert outcomes.reading(case_set, cause.key, replay.key) == outcomes.VARIES
     assert not outcomes.separates(case_set, replay.key, cause.key, ["corrupt-batch"])
+
+
+DOUBLE_SHIFT = get_case("a-borrowed-data-loader").case_set
+
+
+def test_the_corners_meet_both_ends_of_a_number_and_every_named_value() -> None:
+    numbers = dataclasses.replace(DOUBLE_SHIFT, nuisance={"steps": (200, 250, 300)})
+    assert outcomes.nuisance_corners(numbers) == [{"steps": 200}, {"steps": 300}]
+    named = dataclasses.replace(
+        DOUBLE_SHIFT,
+        nuisance={"steps": (200, 250, 300), "text": ("two-successors", "coin", "dice", "more")},
+    )
+    assert outcomes.nuisance_corners(named) == [
+        {"steps": 200, "text": "two-successors"},
+        {"steps": 300, "text": "more"},
+        {"steps": 300, "text": "coin"},  # the middle values, the other knobs at their last
+        {"steps": 300, "text": "dice"},
+    ]
+    texts = {corner["text"] for corner in outcomes.nuisance_corners(DOUBLE_SHIFT)}
+    assert texts == set(DOUBLE_SHIFT.nuisance["text"])  # a draw meets no text the table missed
+    single = dataclasses.replace(DOUBLE_SHIFT, nuisance={"steps": (300,)})
+    assert outcomes.nuisance_corners(single) == [{"steps": 300}]
+
+
+def test_a_rebuild_runs_each_setting_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three of double-shift's four experiments change nothing and read one run."""
+    runs: list[tuple[str, int]] = []
+
+    def run_drill(drill: str, knobs: dict[str, Any], seed: int) -> dict[str, Any]:
+        runs.append((json.dumps(knobs, sort_keys=True), seed))
+        return {"status": "ok", "signature": {"final_loss": knobs["steps"] / 1000}}
+
+    monkeypatch.setattr("drills.core.runner.run_drill", run_drill)
+    table = outcomes.build(DOUBLE_SHIFT, seeds=(0, 1))
+    corners = len(outcomes.nuisance_corners(DOUBLE_SHIFT))
+    changes = {repr(experiment.change) for experiment in DOUBLE_SHIFT.experiments}
+    assert len(changes) == 2
+    assert len(runs) == len(set(runs)) == len(DOUBLE_SHIFT.causes) * 2 * corners * len(changes)
+    # The readings are still each experiment's own: the longer run reads its 600 steps (0.6,
+    # on ln 2), a shared one would read 0.2-0.3 (below it).
+    assert {row["train-four-times-longer"] for row in table.values()} == {"settles-at-the-floor"}

@@ -23,7 +23,6 @@ CASES = all_cases()
 
 # case key -> the share of its draws whose symptom alone decides the cause, at most.
 STILL_DECIDES = {
-    "a-borrowed-data-loader": 0.15,
     # The loss-spikes cases decide on sight (1.0 from 0.334, 0.5, 0.334 when each end of a range
     # came to be widened by its own size): steps too large leap to 11-50 (they overflowed to
     # 1e13-1e22 before they were clipped at 2), a clipped corrupt batch spikes higher than an

@@ -26,8 +26,10 @@ LABELS = ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked", 
 # The values of the `attention` knob: the causal mask on, or left off (the model bug).
 ATTENTION = ("causal", "unmasked")
 # The values of the `text` knob: the two-successor chain after a counting prompt
-# (drills/kit/causal_lm.py), or a text where every letter is a coin flip (drills/kit/coin_text.py).
-TEXTS = ("two-successors", "coin-every-letter")
+# (drills/kit/causal_lm.py), or a text where every letter is a fair draw (drills/kit/coin_text.py)
+# among two letters (a coin) or four (a die), by the letters each draw picks from.
+FAIR_DRAWS = {"coin-every-letter": 2, "dice-every-letter": 4}
+TEXTS = ("two-successors", *FAIR_DRAWS)
 
 # Thresholds diagnose() reads the numbers with.
 FLOOR_BAND = 0.15  # within ±15% of an entropy floor counts as sitting on it
@@ -79,7 +81,8 @@ class DoubleShiftLabels(Drill):
         "its own input, or the next row's?) and the future-influence probe (do early "
         "predictions move when later tokens change?) tell them apart."
     )
-    version = "4"  # 4: the text became a knob (coin-every-letter), label_offset measured
+    # 4: the text became a knob (coin-every-letter), label_offset measured; 5: dice-every-letter
+    version = "5"
     healthy = "shifted-once"
     signature_type = DoubleShiftSignature
     knobs = (
@@ -111,8 +114,11 @@ class DoubleShiftLabels(Drill):
             "two-successors: the counting prompt, then response letters that each have two "
             "equally likely successors (two steps ahead is harder: ln 4). coin-every-letter: "
             "each position has its own two letters and a fair coin picks one, in the prompt as "
-            "in the response (the prompt's first letter, a or b, sets a length of 10 or 11), so "
-            "every letter costs ln 2, two steps ahead no more than one.",
+            "in the response (whether the prompt's first letter is a or b sets a length of 10 "
+            "or 11), so every letter costs ln 2, two steps ahead no more than one. "
+            "dice-every-letter: the same with four letters to a position and a fair four-sided "
+            "die, so every letter costs ln 4 ≈ 1.39, where two-successors puts labels two "
+            "steps ahead.",
             choices=TEXTS,
         ),
         Knob(
@@ -129,7 +135,7 @@ class DoubleShiftLabels(Drill):
         Hypothesis(
             "shifted-once",
             "Each label is the token right after its position: the loss settles at the "
-            "next-token entropy, ln 2.",
+            "next-token entropy (ln 2 on the two-successor and coin texts, ln 4 on the die).",
         ),
         Hypothesis(
             "two-step",
@@ -150,12 +156,14 @@ class DoubleShiftLabels(Drill):
         Hypothesis(
             "pad-counted",
             "Padding counts as a target: padding is trivial to predict, so the reported loss ends "
-            "below ln 2, while the loss on the real tokens stays at ln 2.",
+            "below the next-token entropy, while the loss on the real tokens stays on it.",
         ),
         Hypothesis(
             "prompt-counted",
-            "Prompt tokens count as targets: they are easy to predict, so the total loss ends "
-            "well below ln 2, while the loss on the response stays at ln 2.",
+            "Prompt tokens count as targets. The counting prompt is easy to predict and pulls "
+            "the total loss well below the next-token entropy, while the loss on the response "
+            "stays on it; on a text whose prompt is drawn like its response, only the labels "
+            "show that the prompt is scored.",
         ),
         Hypothesis(
             "no-targets",
@@ -216,8 +224,8 @@ class DoubleShiftLabels(Drill):
             "final_loss",
             "Where will the loss as trained settle (mean of the last 10% of steps)?",
             "nats",
-            "Each response letter has two equally likely successors; count how many letters "
-            "the label could be, given what the model sees, and which tokens count in the mean.",
+            "Count how many letters the label could be, given the text and what the model sees, "
+            "and which tokens count in the mean.",
             reported_as="the loss as trained settled at",
             relative_band=FLOOR_BAND,
             absolute_band=ABOUT_ZERO,

@@ -107,19 +107,21 @@ def describe_inputs(batch: TextBatch, source: MarkovSource | CoinSource) -> dict
     rows = batch.tokens.tolist()
     decoded = ["".join("_" if t == c.pad else decode_token(t, c) for t in row) for row in rows]
     if isinstance(source, CoinSource):
-        # No letter has successors: each response position has its own pair of letters.
-        pairs = {
-            f"response letter {index + 1} (and every 8th after)": "".join(
-                decode_token(s, c) for s in pair
+        # No letter has successors: each response position has its own group of letters.
+        cycle = len(source.groups)
+        groups = {
+            f"response letter {index + 1} (and every {cycle}th after)": "".join(
+                decode_token(s, c) for s in group
             )
-            for index, pair in enumerate(source.pairs.tolist())
+            for index, group in enumerate(source.groups.tolist())
         }
         return {
             "shapes": {"tokens": list(batch.tokens.shape), "vocab": c.vocab},
             "sha256": hashlib.sha256(json.dumps(rows).encode()).hexdigest(),
             "examples": decoded[:3],
             "alphabet": "a-h: prompt letters, A-P: response letters, _: PAD",
-            "letters_by_position": pairs,
+            "letters_by_position": groups,
+            "letters_to_choose_from": source.sides,
             "response_lengths": batch.response_lengths.tolist(),
         }
     successors = {

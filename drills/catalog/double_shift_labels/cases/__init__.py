@@ -2,9 +2,13 @@
 wrong number, because of how its labels point, what the loss counts, or what attention lets it
 see. The text's entropy is known, so where the loss lands is the first clue; the decoded
 input -> label pairs, a probe of what early predictions depend on and the loss split by token
-type tell the causes apart. (The readings also hold on the drill's coin-flip text, where labels
-two rows ahead and a scored prompt cost no more than sound labels: the pairs are read from the
-measured label offset, and the loss split names the next-token floor first.)"""
+type tell the causes apart. A draw picks the text too, and no story names it: on the four-sided
+die's text sound labels settle at ln 4, where labels two ahead settle on the two-successor text,
+so a learner must find out which text ran (its letters are shown with the input -> label pairs,
+its entropy with the loss split and the longer run) before reading a floor. (The readings also
+hold on the coin and die texts, where labels two rows ahead and a scored prompt cost no more
+than sound labels: the pairs are read from the measured label offset, and the loss split names
+the next-token floor first.)"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.catalog.double_shift_labels import TEXTS
 
 LN2 = math.log(2)
 NEAR_ZERO = 0.25  # a loss under a quarter of the next-token floor: the answer was readable
@@ -80,7 +85,8 @@ def loss_by_token(signature: Mapping[str, Any], error: str | None) -> str:
 
 
 def where_the_curve_settles(signature: Mapping[str, Any], error: str | None) -> str:
-    """Where the training loss (the only curve) ends, against ln 2."""
+    """Where the training loss (the only curve) ends, against the text's next-token entropy,
+    shown beside it."""
     final = signature.get("final_loss")
     floor = signature.get("next_token_entropy") or LN2
     if final is None:
@@ -88,10 +94,10 @@ def where_the_curve_settles(signature: Mapping[str, Any], error: str | None) -> 
     if final < NEAR_ZERO * floor:
         return "falls-to-zero"
     if final > (1 + ON_FLOOR) * floor:
-        return "settles-above-ln2"
+        return "settles-above-the-floor"
     if final < (1 - ON_FLOOR) * floor:
-        return "settles-below-ln2"
-    return "settles-at-ln2"
+        return "settles-below-the-floor"
+    return "settles-at-the-floor"
 
 
 CASE_SET = CaseSet(
@@ -192,7 +198,7 @@ CASE_SET = CaseSet(
             "Run 600 steps instead of the usual few hundred: does the loss settle somewhere else?",
             change=Change(set={"steps": 600}),
             shows=("numbers",),
-            observations=("final_loss", "second_half_drop"),
+            observations=("final_loss", "second_half_drop", "next_token_entropy"),
             reading=where_the_curve_settles,
         ),
     ),
@@ -235,7 +241,7 @@ CASE_SET = CaseSet(
         ),
     ),
     charts=(ShownChart("Training loss", "nats", {"loss": "training loss"}),),
-    nuisance={"steps": (200, 250, 300), "text": ("two-successors", "coin-every-letter")},
+    nuisance={"steps": (200, 250, 300), "text": TEXTS},
     symptom_observations=("initial_loss", "final_loss"),
 )
 
@@ -243,27 +249,27 @@ CASES = (
     Case(
         "a-borrowed-data-loader",
         "A data loader written by someone else",
-        "You train a small transformer on synthetic text whose next letter is always one of two "
-        "equally likely letters, so an honest model settles near ln 2 = 0.69 nats. The data loader"
-        " comes from another team: look at the run before you build on it.",
+        "You train a small transformer on synthetic text from a generator whose randomness is "
+        "known letter by letter, so an honest model's loss has a floor you can work out. The data"
+        " loader comes from another team: look at the run before you build on it.",
         CASE_SET,
         causes=("labels-two-ahead", "labels-sound", "prompt-scored", "padding-averaged-in"),
     ),
     Case(
         "better-than-the-entropy",
         "A loss below what the text allows",
-        "After rewriting parts of a small transformer's pipeline for speed, you retrain it on text"
-        " whose next letter is a coin flip between two. The loss drops to almost zero, far under "
-        "ln 2 = 0.69, which no honest model can reach on that text.",
+        "After rewriting parts of a small transformer's pipeline for speed, you retrain it on "
+        "synthetic text whose answer letters are each a fair draw among a few. The loss drops to "
+        "almost zero, which no honest model can reach on a text with that much chance in it.",
         CASE_SET,
         causes=("attention-sees-ahead", "labels-unshifted"),
     ),
     Case(
         "a-new-collator",
         "A new batch collator",
-        "You moved the training of a small transformer, on text whose next letter is a coin flip "
-        "between two, to a new batch collator. A teammate wants to report the new run's numbers: "
-        "check them first.",
+        "You moved the training of a small transformer, on synthetic text whose answer letters "
+        "are each a fair draw among a few, to a new batch collator. A teammate wants to report "
+        "the new run's numbers: check them first.",
         CASE_SET,
         causes=("padding-averaged-in", "prompt-scored", "labels-sound"),
     ),
