@@ -27,9 +27,8 @@ LABELS = ("shift-once", "shift-twice", "no-shift", "pad-in-loss", "all-masked", 
 ATTENTION = ("causal", "unmasked")
 # The values of the `text` knob: the two-successor chain after a counting prompt
 # (drills/kit/causal_lm.py), or a text where every letter is a fair draw (drills/kit/coin_text.py)
-# among two letters (a coin) or four (a die), by the letters each draw picks from.
-FAIR_DRAWS = {"coin-every-letter": 2, "dice-every-letter": 4}
-TEXTS = ("two-successors", *FAIR_DRAWS)
+# among two letters (a coin) or four (a four-sided die).
+TEXTS = ("two-successors", "coin-every-letter", "dice-every-letter")
 
 # Thresholds diagnose() reads the numbers with.
 FLOOR_BAND = 0.15  # within ±15% of an entropy floor counts as sitting on it

@@ -13,7 +13,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from drills.catalog.double_shift_labels import FAIR_DRAWS
 from drills.catalog.double_shift_labels.evidence import (
     describe_inputs,
     future_influence,
@@ -43,7 +42,7 @@ from drills.kit.run import Run
 class DoubleShiftConfig:
     labels: str = "shift-once"
     attention: str = "causal"  # "unmasked": the causal mask left off (see ATTENTION)
-    text: str = "two-successors"  # or one of FAIR_DRAWS (drills/kit/coin_text.py)
+    text: str = "two-successors"  # or a fair-draw text (see TEXTS, drills/kit/coin_text.py)
     steps: int = 150
     lr: float = 1e-2  # Adam peak learning rate, cosine-decayed to 0 so the plateau is clean
     batch: int = 8
@@ -96,8 +95,12 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     # same text.
     source_config = SourceConfig()
     source: MarkovSource | CoinSource
-    if config.text in FAIR_DRAWS:
-        source = CoinSource(source_config, run.data_rng, sides=FAIR_DRAWS[config.text])
+    # The letters each draw picks among are named at each branch, the lines the page marks.
+    if config.text == "coin-every-letter":
+        source = CoinSource(source_config, run.data_rng, sides=2)
+        next_entropy, two_step_entropy = source.entropies()
+    elif config.text == "dice-every-letter":
+        source = CoinSource(source_config, run.data_rng, sides=4)
         next_entropy, two_step_entropy = source.entropies()
     else:
         source = MarkovSource(source_config, run.data_rng)
