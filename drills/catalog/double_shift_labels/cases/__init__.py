@@ -150,8 +150,9 @@ CASE_SET = CaseSet(
         Cause(
             "prompt-scored",
             "loss",
-            "The prompt positions are not masked out of the loss: the easy, predictable prompt "
-            "letters are trained on and pull the mean down.",
+            "The prompt positions are not masked out of the loss: the model is trained and "
+            "scored on the prompt letters too. A predictable prompt pulls the mean down; one "
+            "drawn like the response hides in it, and only the labels show it is scored.",
             {"labels": "prompt-in-loss"},
             "prompt-counted",
             fix="ignore-prompt",
