@@ -91,6 +91,18 @@ def run_record(case_set: CaseSet, knobs: dict[str, Any], seed: int) -> dict[str,
     return record
 
 
+def shared_record(
+    records: dict[str, dict[str, Any]], case_set: CaseSet, knobs: dict[str, Any], seed: int
+) -> dict[str, Any]:
+    """run_record once per (knobs, seed) among `records`: experiments that change nothing read
+    one and the same run. (A run is a function of its knobs and seed, so sharing it changes no
+    reading.)"""
+    key = json.dumps([knobs, seed], sort_keys=True)
+    if key not in records:
+        records[key] = run_record(case_set, knobs, seed)
+    return records[key]
+
+
 def read_record(case_set: CaseSet, experiment: Experiment | None, record: Mapping[str, Any]) -> str:
     if experiment is None:
         return case_set.drill_object.diagnose(record.get("signature") or {}, record.get("error"))
@@ -100,20 +112,17 @@ def read_record(case_set: CaseSet, experiment: Experiment | None, record: Mappin
 def build(case_set: CaseSet, seeds: Iterable[int] = (0, 1)) -> dict[str, dict[str, str]]:
     table: dict[str, dict[str, str]] = {}
     seeds = tuple(seeds)
+    corners = nuisance_corners(case_set)
     for cause in case_set.causes:
-        # Experiments that change nothing read one and the same run: it is run once. (A run is
-        # a function of its knobs and seed, so sharing it changes no reading.)
         records: dict[str, dict[str, Any]] = {}
         row: dict[str, str] = {}
         for experiment in case_set.experiments:
             readings = set()
             for seed in seeds:
-                for nuisance in nuisance_corners(case_set):
+                for nuisance in corners:
                     knobs = setting(case_set, cause.knobs, experiment.change, nuisance)
-                    key = json.dumps([knobs, seed], sort_keys=True)
-                    if key not in records:
-                        records[key] = run_record(case_set, knobs, seed)
-                    readings.add(read_record(case_set, experiment, records[key]))
+                    record = shared_record(records, case_set, knobs, seed)
+                    readings.add(read_record(case_set, experiment, record))
             row[experiment.key] = readings.pop() if len(readings) == 1 else VARIES
         table[cause.key] = row
     return table

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from drills.cases import outcomes
-from drills.cases.contract import NO_CHANGE, CaseSet, Cause, Experiment
+from drills.cases.contract import NO_CHANGE, CaseSet
 from drills.cases.evidence import visible
 from drills.cases.parameter_table import table_reading
 from drills.cases.registry import all_case_sets, get_case
@@ -26,17 +26,18 @@ from drills.cases.registry import all_case_sets, get_case
 def test_a_credited_separation_shows_on_the_page(case_set: CaseSet) -> None:
     corner = outcomes.nuisance_corners(case_set)[0]
     records: dict[str, dict[str, Any]] = {}  # experiments that change nothing share one run
-
-    def record(cause: Cause, experiment: Experiment) -> dict[str, Any]:
-        knobs = outcomes.setting(case_set, cause.knobs, experiment.change, corner)
-        key = json.dumps(knobs, sort_keys=True)
-        if key not in records:
-            records[key] = outcomes.run_record(case_set, knobs, 0)
-        return records[key]
-
     for experiment in case_set.experiments:
         shown = {
-            cause.key: visible(case_set, experiment, record(cause, experiment))
+            cause.key: visible(
+                case_set,
+                experiment,
+                outcomes.shared_record(
+                    records,
+                    case_set,
+                    outcomes.setting(case_set, cause.knobs, experiment.change, corner),
+                    0,
+                ),
+            )
             for cause in case_set.causes
         }
         for first, second in combinations(shown, 2):
