@@ -1,7 +1,7 @@
 """The case pool holds to the issue: enough cases, every cause family, look-alike causes drawn
 per attempt, stories that tell none of them, draws that vary and repeat, and (slow) every cause
-a case may hide shows its symptom over two draws, its intended fix heals it and the wrong fixes
-do not. (That nothing a learner can see before the
+a case may hide shows its symptom, its intended fix heals it on two draws and the wrong fixes do
+not. (That nothing a learner can see before the
 verdict names the cause is walked through the web app: tests/app/cases/test_cases.py.)"""
 
 from __future__ import annotations
@@ -176,23 +176,25 @@ HIDDEN = sorted({(case.case_set.drill, key) for case in CASES for key in case.ca
 @pytest.mark.slow
 @pytest.mark.parametrize("drill, cause", HIDDEN, ids=lambda item: str(item))
 def test_every_hidden_cause_shows_and_only_its_fix_heals(drill: str, cause: str) -> None:
-    case, learners = hiding(drill, cause)
+    """The symptom and every fix on one draw, the intended fix on a second. That the symptom
+    reads as planted on random seeds at both ends of every nuisance range is what `python -m
+    drills cases audit` checks; a second draw's symptom run here took a fifth of this test's
+    time."""
+    case, (first, second) = hiding(drill, cause)
     case_set = case.case_set
     planted = case.cause(cause)
-    for index, learner in enumerate(learners):
+    hidden = draw(case, first, 1)
+    record = run_drill(case_set.drill, hidden.knobs, hidden.seed)
+    assert record["observed"] == planted.verdict, hidden
+    # The wrong fixes on the first draw (they are many, and a wrong fix that healed on one draw
+    # would already make the case unfair). A healthy run stays healthy under most changes, and
+    # that is no fault: only its own fix ("change nothing") is run.
+    fixes = case_set.fixes if planted.family != "healthy" else (case_set.fix(planted.fix),)
+    for learner, fix in [(first, fix) for fix in fixes] + [(second, case_set.fix(planted.fix))]:
         hidden = draw(case, learner, 1)
-        record = run_drill(case_set.drill, hidden.knobs, hidden.seed)
-        assert record["observed"] == planted.verdict, (learner, hidden)
-        # The intended fix on both draws; the wrong ones on the first (they are many, and a
-        # wrong fix that healed on one draw would already make the case unfair).
-        fixes = case_set.fixes if index == 0 else (case_set.fix(planted.fix),)
-        for fix in fixes:
-            fixed = run_drill(case_set.drill, fix_knobs(case, hidden, fix), hidden.seed)
-            healed = case_set.healed(fixed["signature"], fixed["error"])
-            if fix.key == planted.fix:
-                assert healed, (learner, fix.key, fixed["observed"])
-            elif planted.family != "healthy":
-                assert not healed, (learner, fix.key, fixed["observed"])
+        fixed = run_drill(case_set.drill, fix_knobs(case, hidden, fix), hidden.seed)
+        healed = case_set.healed(fixed["signature"], fixed["error"])
+        assert healed == (fix.key == planted.fix), (learner, fix.key, fixed["observed"])
 
 
 def test_an_attempt_with_a_retired_cause_still_scores() -> None:

@@ -14,12 +14,15 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, select
 
 from app.cases.models import CaseAttempt, CaseRun
+from app.core.config import Settings
 from app.runs.models import Attempt
 from drills.cases.contract import Cause
-from drills.cases.evidence import leaks
+from drills.cases.evidence import found_in, leaks, telltales
 from drills.cases.registry import all_cases, get_case
 from tests.conftest import RUN_WAIT_S, log_in, make_user
 
+# The cap on a learner's runs in flight that the test apps keep (the default).
+RUNS_PER_LEARNER = Settings.model_fields["runs_per_learner"].default
 CASE = "a-fresh-head"  # optimizer-membership: the backbone or the head left out of the optimizer
 
 
@@ -429,13 +432,31 @@ def test_the_instructor_sees_results_misconceptions_and_sets_the_budget(client: 
     assert "changes requested · 3 / 6" in mine and "<strong>two</strong>" in mine
 
 
+def walked_case(key: str) -> bool:
+    """Whether the case is the one of its set whose walk runs every experiment: the one with the
+    most causes (the first of them on a tie)."""
+    case_set = get_case(key).case_set
+    cases = [case for case in all_cases() if case.case_set is case_set]
+    return max(cases, key=lambda case: len(case.causes)).key == key
+
+
+def set_telltales(key: str) -> set[str]:
+    """The telltales of every cause any case of the set may hide."""
+    case_set = get_case(key).case_set
+    return set().union(*(telltales(case) for case in all_cases() if case.case_set is case_set))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("key", [case.key for case in all_cases()])
 def test_no_response_of_an_open_case_names_its_cause(client: TestClient, key: str) -> None:
     """Every case of the pool (a test each, so the walk spreads over the test processes),
-    opened for real: the symptom and every experiment run (budget raised to allow them all),
-    then every response a learner can get before the verdict (pages, JSON, each run's event
-    stream, refusals) is searched for the cause's telltales."""
+    opened for real: its symptom run, and every response a learner can get before the verdict
+    (pages, JSON, each run's event stream, refusals), searched for the cause's telltales.
+
+    The experiments run on one case of each set (budget raised to allow them all), searched for
+    the telltales of every cause of the set: the cases of a set share their experiments and the
+    code that shows them, and what differs between cases (story, title, draw, the symptom run)
+    is walked on every case. The 48 walks used to run their set's experiments on every case."""
     case = get_case(key)
     case_attempt_id = open_case(client, case.key)
     with Session(engine_of(client)) as session:
@@ -466,18 +487,32 @@ def test_no_response_of_an_open_case_names_its_cause(client: TestClient, key: st
             "confirmation": "y",
         },
     )
-    for experiment in case.case_set.experiments:
-        responses.append(
-            client.post(
+    secrets = telltales(case)
+    if walked_case(key):
+        secrets = set_telltales(key)
+        for experiment in case.case_set.experiments:
+            # The learner's cap on runs in flight would refuse a fifth (for htmx, in a 200
+            # that shows the case with the reason on top): wait for the runs to end first.
+            in_flight = [
+                run
+                for run in case_json(client, case_attempt_id)["runs"]
+                if run["status"] in ("queued", "running")
+            ]
+            if len(in_flight) >= RUNS_PER_LEARNER:
+                wait_until_runs_end(client, case_attempt_id, timeout=180)
+            posted = client.post(
                 f"/cases/attempts/{case_attempt_id}/experiments",
                 data={"experiment": experiment.key},
                 headers={"HX-Request": "true"},
-            ).text
-        )
+            )
+            responses.append(posted.text)
     body = wait_until_runs_end(client, case_attempt_id, timeout=180)
+    # Every experiment ran: before the wait above, a set of four or more met the cap, and the
+    # walk read the refusal in place of the last experiments' evidence.
+    assert len(body["runs"]) == (1 + len(case.case_set.experiments) if walked_case(key) else 1)
     responses += learner_views(client, case_attempt_id, body)
     for text in responses:
-        assert leaks(case, text) == [], (case.key, leaks(case, text))
+        assert found_in(secrets, text) == [], (case.key, found_in(secrets, text))
 
 
 def test_a_run_that_crashes_shows_what_pytorch_raised_not_the_drills_explanation(
