@@ -408,7 +408,8 @@ def test_no_response_names_the_setup(
 
     variant = all_variants()[index]
     # The shortest run a draw may give (the walk reads what the pages show, not how far the run
-    # got: the longest took a fifth of the walk's time), the last value of any other nuisance.
+    # got: at the longest, the walk took 295 process-seconds of a suite run, at the shortest
+    # 121), the last value of any other nuisance.
     nuisance = {
         name: min(values) if name in ("steps", "epochs") else values[-1]
         for name, values in variant.nuisance.items()
