@@ -190,11 +190,11 @@ def test_every_hidden_cause_shows_and_only_its_fix_heals(drill: str, cause: str)
     # would already make the case unfair). A healthy run stays healthy under most changes, and
     # that is no fault: only its own fix ("change nothing") is run.
     fixes = case_set.fixes if planted.family != "healthy" else (case_set.fix(planted.fix),)
-    for learner, fix in [(first, fix) for fix in fixes] + [(second, case_set.fix(planted.fix))]:
-        hidden = draw(case, learner, 1)
-        fixed = run_drill(case_set.drill, fix_knobs(case, hidden, fix), hidden.seed)
+    tried = [(hidden, fix) for fix in fixes] + [(draw(case, second, 1), case_set.fix(planted.fix))]
+    for drawn, fix in tried:
+        fixed = run_drill(case_set.drill, fix_knobs(case, drawn, fix), drawn.seed)
         healed = case_set.healed(fixed["signature"], fixed["error"])
-        assert healed == (fix.key == planted.fix), (learner, fix.key, fixed["observed"])
+        assert healed == (fix.key == planted.fix), (drawn.seed, fix.key, fixed["observed"])
 
 
 def test_an_attempt_with_a_retired_cause_still_scores() -> None:
