@@ -7,7 +7,7 @@ import torch
 
 from drills.cases.outcomes import nuisance_corners
 from drills.catalog.overfitting_leakage.cases import CASE_SET
-from drills.catalog.overfitting_leakage.train import count_duplicates
+from drills.catalog.overfitting_leakage.train import count_distinct, count_duplicates
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
 from tests.drills.runs import run_drill
@@ -23,6 +23,7 @@ def run(
     weight_decay: float = 0.0,
     dropout: float = 0.0,
     leak: float = 0.0,
+    distinct: int = 0,
     seed: int = 0,
 ) -> dict[str, Any]:
     knobs = {
@@ -30,6 +31,7 @@ def run(
         "weight_decay": weight_decay,
         "dropout": dropout,
         "leak": leak,
+        "distinct": distinct,
     }
     return run_drill(SLUG, knobs, seed)
 
@@ -108,6 +110,28 @@ def test_dropout_shrinks_the_gap_a_little(seed: int) -> None:
     assert dropped["val_rise"] < plain["val_rise"]
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_many_rows_repeating_a_few_examples_memorise_like_a_few_rows(seed: int) -> None:
+    repeated, few = run(train_size=2048, distinct=128, seed=seed), run(seed=seed)
+    sig = repeated["signature"]
+    assert (sig["train_examples"], sig["distinct_examples"]) == (2048, 128)
+    assert few["signature"]["distinct_examples"] == 128
+    assert repeated["observed"] == "overfits"
+    # The same 128 examples, each met as often: only the order of the batches differs, so the
+    # curves a learner reads agree with the few rows' to within a seed's wobble.
+    assert sig["final_train_loss"] < 0.05
+    for key in ("min_val_loss", "final_val_loss", "final_clean_loss"):
+        assert sig[key] == pytest.approx(few["signature"][key], rel=0.1), key
+    audit = {row[0]: row for row in repeated["diagnostics"]["tables"][1]["rows"]}
+    assert audit["training"][1:] == [2048, None, 128]
+
+
+def test_as_many_distinct_examples_as_rows_is_every_row_its_own() -> None:
+    plain, capped = run(), run(distinct=2048)
+    assert capped["metrics"] == plain["metrics"]
+    assert capped["signature"]["distinct_examples"] == 128
+
+
 def test_plenty_of_data_generalises() -> None:
     record = run(train_size=2048)
     sig = record["signature"]
@@ -151,6 +175,11 @@ def test_diagnostics_hold_the_audit_and_the_tables() -> None:
     assert tables["checkpoints"]["rows"][0][1] == signature(leak=1.0)["best_step"]
 
 
+def test_count_distinct_counts_each_repeated_row_once() -> None:
+    rows = torch.tensor([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0 + 1e-6]])
+    assert count_distinct(rows) == 3
+
+
 def test_count_duplicates_matches_a_loop() -> None:
     generator = torch.Generator().manual_seed(0)
     train = torch.randn(30, 4, generator=generator)
@@ -172,6 +201,9 @@ def test_count_duplicates_matches_a_loop() -> None:
         ("dropout", 1.0),
         ("leak", 1.5),
         ("leak", "all"),
+        ("distinct", -1),
+        ("distinct", 4096),
+        ("distinct", 1.5),
     ],
 )
 def test_bad_knob_values_are_rejected_by_name(knob: str, value: object) -> None:
@@ -264,6 +296,8 @@ VERDICTS = [
     ({"train_size": 2048, "leak": 1.0}, "leakage"),
     ({"train_size": 1024}, "overfits"),  # clean gap 0.40-0.47 nats
     ({"train_size": 2048}, "generalises"),  # clean gap 0.12-0.21 nats
+    ({"train_size": 2048, "distinct": 128}, "overfits"),  # 128 examples, each in 16 rows
+    ({"train_size": 2048, "distinct": 1024}, "overfits"),  # each in 2 rows: as 1,024 rows
     ({"weight_decay": 5.0}, "overfits"),
     ({"weight_decay": 20.0}, "generalises"),
     ({"weight_decay": 50.0}, "underfit"),

@@ -45,10 +45,11 @@ class OverfittingLeakage(Drill):
         "4-class problem whose labels are noisy: even the true rule gets many of them wrong. "
         "Every 10 steps it is scored on its training set, on 512 validation examples, and on "
         "1,024 clean held-out examples that are never copied anywhere. Change the amount of "
-        "data, weight decay or dropout, or copy part of the validation set into training, and "
-        "predict where validation bottoms out and what it does afterwards."
+        "data, weight decay or dropout, repeat a few examples to fill the training rows, or "
+        "copy part of the validation set into training, and predict where validation bottoms "
+        "out and what it does afterwards."
     )
-    version = "3"
+    version = "4"
     # Enough data or regularisation: validation follows training without turning up.
     healthy = "generalises"
     signature_type = OverfittingSignature
@@ -85,6 +86,16 @@ class OverfittingLeakage(Drill):
             "Fraction of the validation set duplicated into the training set: the split bug.",
             minimum=0.0,
             maximum=1.0,
+        ),
+        Knob(
+            "distinct",
+            "int",
+            0,
+            "Different examples among the fresh training rows; 0 makes every row its own "
+            "example. Fewer repeat each one in turn to fill the rows, as a join that "
+            "multiplies rows leaves a file.",
+            minimum=0,
+            maximum=2048,
         ),
     )
     hypotheses = (
@@ -160,6 +171,8 @@ class OverfittingLeakage(Drill):
         ),
         Observation("optimism_noise", "How much two honest samples differ by chance (1 s.e.)"),
         Observation("duplicates_found", "Validation examples found verbatim in training"),
+        Observation("train_examples", "Training rows (fresh rows plus copied ones)"),
+        Observation("distinct_examples", "Different examples among the training rows"),
         Observation("noise_floor", "The true rule's own expected loss: the best possible"),
         Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
     )

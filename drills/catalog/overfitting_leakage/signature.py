@@ -11,6 +11,7 @@ from drills.core.contract import Signature
 class OverfittingSignature(Signature):
     # The split.
     train_examples: int | None = None  # fresh examples plus leaked copies
+    distinct_examples: int | None = None  # different examples among them (a repeat counts once)
     leaked_examples: int | None = None  # validation examples copied into training
     duplicates_found: int | None = None  # validation examples an exact-match search finds there
     val_examples: int | None = None

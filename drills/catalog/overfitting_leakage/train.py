@@ -39,6 +39,9 @@ class OverfittingConfig:
     weight_decay: float = 0.0  # AdamW's decoupled weight decay
     dropout: float = 0.0
     leak: float = 0.0  # fraction of the validation set copied into the training set
+    # Different examples among the fresh rows (0: as many as rows); fewer repeat each one, as a
+    # join that multiplies rows leaves a file.
+    distinct: int = 0
     # Noisy labels (the teacher is far from sure) give a large model plenty to memorise.
     task: TeacherTask = field(default_factory=lambda: TeacherTask(features=16, sharpness=3.0))
     val_examples: int = 512
@@ -57,6 +60,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         weight_decay=knobs["weight_decay"],
         dropout=knobs["dropout"],
         leak=knobs["leak"],
+        distinct=knobs["distinct"],
     )
     run = Run(seed, report)
     # The evaluation sets are drawn first from the run's data generator: validation and clean
@@ -64,7 +68,12 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     teacher = make_teacher(config.task, run.data_rng)
     val_set = draw_set(config.task, teacher, config.val_examples, run.data_rng)
     clean_set = draw_set(config.task, teacher, config.clean_examples, run.data_rng)
-    fresh_set = draw_set(config.task, teacher, config.train_size, run.data_rng)
+    # Drawn before being repeated: 128 examples in 2,048 rows are the very 128 a run with 128
+    # rows trains on, so the two runs see the same examples as often, only in another order.
+    examples = min(config.distinct or config.train_size, config.train_size)
+    fresh_set = repeat_rows(
+        draw_set(config.task, teacher, examples, run.data_rng), config.train_size
+    )
     # The leak: duplicates of validation examples end up on the training side of the split.
     leaked = round(config.leak * config.val_examples)
     train_set = concat_sets(fresh_set, first_examples(val_set, leaked))
@@ -111,6 +120,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     duplicates = count_duplicates(train_set.features, val_set.features)
     signature = OverfittingSignature(
         train_examples=len(train_set),
+        distinct_examples=count_distinct(train_set.features),
         leaked_examples=leaked,
         duplicates_found=duplicates,
         val_examples=config.val_examples,
@@ -139,7 +149,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         inputs=describe_inputs(train_set, val_set, clean_set, leaked),
         tables=[
             checkpoint_table(signature),
-            split_audit_table(config, len(train_set), leaked, duplicates, clean_duplicates),
+            split_audit_table(config, signature, clean_duplicates),
         ],
     )
 
@@ -162,6 +172,19 @@ def difference_noise(model: nn.Module, first: LabelledSet, second: LabelledSet) 
         ]
     model.train()
     return math.sqrt(float(sum(variances)))
+
+
+def repeat_rows(data: LabelledSet, rows: int) -> LabelledSet:
+    """The examples repeated in turn until there are `rows` of them, each with its label."""
+    if rows == len(data):
+        return data
+    index = torch.arange(rows) % len(data)
+    return LabelledSet(data.features[index], data.labels[index], data.teacher_probs[index])
+
+
+def count_distinct(features: torch.Tensor) -> int:
+    """How many different examples the rows hold (exact matches count once)."""
+    return len(torch.unique(features, dim=0))
 
 
 def count_duplicates(train_features: torch.Tensor, val_features: torch.Tensor) -> int:
@@ -205,20 +228,17 @@ def checkpoint_table(signature: OverfittingSignature) -> dict[str, Any]:
 
 
 def split_audit_table(
-    config: OverfittingConfig,
-    train_examples: int,
-    leaked: int,
-    duplicates: int,
-    clean_duplicates: int,
+    config: OverfittingConfig, signature: OverfittingSignature, clean_duplicates: int
 ) -> dict[str, Any]:
+    leaked, duplicates = signature.leaked_examples, signature.duplicates_found
     return table(
         "split_audit",
         "The split, audited",
-        ("set", "examples", "also found in training"),
+        ("set", "examples", "also found in training", "different examples"),
         (
-            ("training", train_examples, None),
-            ("validation", config.val_examples, duplicates),
-            ("clean held-out", config.clean_examples, clean_duplicates),
+            ("training", signature.train_examples, None, signature.distinct_examples),
+            ("validation", config.val_examples, duplicates, None),
+            ("clean held-out", config.clean_examples, clean_duplicates, None),
         ),
         note=f"{leaked} validation examples were copied into training; an exact-match "
         f"search finds {duplicates}.",

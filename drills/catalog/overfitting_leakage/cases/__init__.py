@@ -1,7 +1,8 @@
 """Cases on the overfitting-leakage drill: a wide MLP on noisy labels, judged by a validation
 curve that may warn of memorising, may have been copied into training and stopped warning, or
 may be telling the plain truth. A clean held-out set and a search for shared examples tell them
-apart."""
+apart; a model that memorises may have too few rows, or many rows that repeat a few examples,
+and counting the different examples tells those apart."""
 
 from __future__ import annotations
 
@@ -47,6 +48,13 @@ def validation_between(signature: Mapping[str, Any], error: str | None) -> str:
     return "nearer-training" if val_gap < HALFWAY * clean else "nearer-held-out"
 
 
+def distinct_rows(signature: Mapping[str, Any], error: str | None) -> str:
+    rows, distinct = signature.get("train_examples"), signature.get("distinct_examples")
+    if rows is None or distinct is None:
+        return "no-numbers"
+    return "some-rows-repeat" if distinct < rows else "all-rows-different"
+
+
 def training_fit(signature: Mapping[str, Any], error: str | None) -> str:
     train, chance = signature.get("final_train_loss"), signature.get("chance_loss")
     if train is None or chance is None:
@@ -74,6 +82,19 @@ CASE_SET = CaseSet(
             {"train_size": 128},
             "overfits",
             fix="collect-more-data",
+        ),
+        Cause(
+            "rows-repeated",
+            "data",
+            "The training rows repeat a few examples over and over, as a join that multiplies "
+            "rows leaves a file: however many rows there are, the model memorises those few "
+            "examples, noisy labels included.",
+            # The very 128 examples too-few-examples draws, each in 16 rows: the two runs see
+            # every example as often and differ only in the order of the batches, so nothing
+            # on the curves tells them apart; counting the different examples does.
+            {"train_size": 2048, "distinct": 128},
+            "overfits",
+            fix="rebuild-training-rows",
         ),
         Cause(
             "validation-copied-into-training",
@@ -137,6 +158,15 @@ CASE_SET = CaseSet(
             reading=validation_between,
         ),
         Experiment(
+            "count-distinct-examples",
+            "Count the different training examples",
+            "Count the training rows, and how many different examples they hold once exact "
+            "repeats count once.",
+            shows=("numbers",),
+            observations=("train_examples", "distinct_examples"),
+            reading=distinct_rows,
+        ),
+        Experiment(
             "training-fit",
             "How well it fits its own training data",
             "Compare the final training loss with the loss of guessing uniformly.",
@@ -151,6 +181,11 @@ CASE_SET = CaseSet(
             "collect-more-data",
             "Train on the full 2,048 examples instead of a small sample.",
             Change(replace={"train_size": {128: 2048}}),
+        ),
+        Fix(
+            "rebuild-training-rows",
+            "Rebuild the training file from its source so that every row is a different example.",
+            Change(set={"distinct": 0}),
         ),
         Fix(
             "deduplicate-split",
@@ -180,7 +215,7 @@ CASE_SET = CaseSet(
             {"train": "training", "val": "validation"},
         ),
     ),
-    base={"train_size": 2048, "leak": 0.0, "weight_decay": 0.0},
+    base={"train_size": 2048, "leak": 0.0, "weight_decay": 0.0, "distinct": 0},
     # Dropout up to 0.2 and AdamW weight decay up to 2 (each step shrinks the weights by 0.3%)
     # narrow the honest gap and the copied set's lead a little: the two splits' curves meet on
     # more draws, and a small set is still memorised.
@@ -204,7 +239,14 @@ CASES = (
         "A wide MLP on a 4-class problem with noisy labels, trained for 400 steps. Read its "
         "training and validation curves and say whether it is ready.",
         CASE_SET,
-        causes=("too-few-examples", "nothing-wrong", "validation-copied-into-training"),
+        # A memorising run has a look-alike (too few rows, or rows that repeat a few examples)
+        # as an honest one has (nothing wrong, or validation copied in unseen).
+        causes=(
+            "too-few-examples",
+            "rows-repeated",
+            "nothing-wrong",
+            "validation-copied-into-training",
+        ),
         retired=("crushing-weight-decay",),
     ),
     Case(
