@@ -296,6 +296,7 @@ VERDICTS = [
     ({"train_size": 2048, "leak": 1.0}, "leakage"),
     ({"train_size": 1024}, "overfits"),  # clean gap 0.40-0.47 nats
     ({"train_size": 2048}, "generalises"),  # clean gap 0.12-0.21 nats
+    ({"train_size": 2048, "distinct": 1}, "overfits"),  # one example in every row
     ({"train_size": 2048, "distinct": 128}, "overfits"),  # 128 examples, each in 16 rows
     ({"train_size": 2048, "distinct": 1024}, "overfits"),  # each in 2 rows: as 1,024 rows
     ({"weight_decay": 5.0}, "overfits"),
