@@ -43,10 +43,11 @@ STILL_DECIDES = {
     # each end of a range widened by its own size.
     "a-sanity-check": 0.36,
     "a-colleagues-overfit-check": 0.36,
-    # Up from near 0 when two curves of one chart came to be read against each other, as anyone
-    # reads them (gap:/ratio: features): validation scored with dropout on ends on top of
-    # training, the healthy run's well below it. (a-wide-mlp-on-noisy-labels left the list when
-    # its small set memorised got a look-alike: many rows repeating the same few examples.)
+    # Up (from 0.1, 0.4 and 0.067) when two curves of one chart came to be read against each
+    # other, as anyone reads them (gap:/ratio: features): validation scored with dropout on ends
+    # on top of training, the healthy run's well below it. (a-wide-mlp-on-noisy-labels, listed
+    # with them, left the list when its small set memorised got a look-alike: many rows
+    # repeating the same few examples.)
     # Up (0.267, 0.4, 0.267) when each end of a range came to be widened by its own size. Then
     # 0.2, 0.533 and 0.2 when the training subset went from 640 examples to 512, so that it
     # reads as fitted more often (at 640 it read as sound dropout on 4 of 20 random seeds at
