@@ -61,8 +61,13 @@ def concat_sets(first: LabelledSet, second: LabelledSet) -> LabelledSet:
     )
 
 
+def select_rows(data: LabelledSet, rows: torch.Tensor | slice) -> LabelledSet:
+    """The examples `rows` picks (indices, a mask or a slice), each with its label."""
+    return LabelledSet(data.features[rows], data.labels[rows], data.teacher_probs[rows])
+
+
 def first_examples(data: LabelledSet, count: int) -> LabelledSet:
-    return LabelledSet(data.features[:count], data.labels[:count], data.teacher_probs[:count])
+    return select_rows(data, slice(count))
 
 
 def noise_floor(data: LabelledSet) -> float:

@@ -28,6 +28,7 @@ from drills.kit.synthetic_classification import (
     make_teacher,
     mean_loss,
     noise_floor,
+    select_rows,
     sets_digest,
 )
 from drills.kit.tables import table
@@ -178,8 +179,7 @@ def repeat_rows(data: LabelledSet, rows: int) -> LabelledSet:
     """The examples repeated in turn until there are `rows` of them, each with its label."""
     if rows == len(data):
         return data
-    index = torch.arange(rows) % len(data)
-    return LabelledSet(data.features[index], data.labels[index], data.teacher_probs[index])
+    return select_rows(data, torch.arange(rows) % len(data))
 
 
 def count_distinct(features: torch.Tensor) -> int:

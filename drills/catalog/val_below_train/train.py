@@ -29,6 +29,7 @@ from drills.kit.synthetic_classification import (
     make_teacher,
     mean_loss,
     noise_floor,
+    select_rows,
     sets_digest,
 )
 from drills.kit.tables import table
@@ -176,7 +177,7 @@ def draw_confident_set(
     while count < config.val_examples:
         pool = draw_set(config.task, teacher, 4 * config.val_examples, generator)
         sure = pool.teacher_probs.max(dim=1).values >= confidence
-        kept.append(LabelledSet(pool.features[sure], pool.labels[sure], pool.teacher_probs[sure]))
+        kept.append(select_rows(pool, sure))
         count += int(sure.sum())
     merged = kept[0]
     for part in kept[1:]:
