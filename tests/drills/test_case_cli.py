@@ -160,10 +160,10 @@ def test_a_share_is_tried_on_more_seeds_and_never_stored(
 
     def build(case_set: object, seeds: object) -> dict[str, list[symptoms.Features]]:
         asked.append(seeds)
-        # The stored table's first two draws (draws go seed by seed), as if a clipped corrupt
-        # batch had looked like an unclipped one on them.
+        # The stored table's first two draws (draws go seed by seed), as if a rate typed into
+        # the loop had left the run as calm as a healthy one on them.
         return {cause: draws[:2] for cause, draws in stored.items()} | {
-            "corrupt-batch-clipped": stored["corrupt-batch"][:2]
+            "rate-typed-into-the-loop": stored["ordinary-wobble"][:2]
         }
 
     monkeypatch.setattr(symptoms, "build", build)
@@ -172,6 +172,7 @@ def test_a_share_is_tried_on_more_seeds_and_never_stored(
     assert asked == [range(2)]
     printed = capsys.readouterr().out
     assert "loss-spikes, nuisance {'lr': (0.4, 0.45, 0.5)}, seeds 0-1:" in printed
-    # The two corrupt batches look alike: only the two draws of too large a rate decide, 2 of 6.
-    assert "a-loss-that-jumps                stored 1  tried 0.333" in printed
-    assert "jumps-after-a-change             stored 1  tried 1" in printed
+    # The two corrupt batches still look alike; too large a rate and the calm runs now decide,
+    # 4 of 8 draws.
+    assert "a-loss-that-jumps                stored 0  tried 0.5" in printed
+    assert "jumps-after-a-change             stored 0  tried 1" in printed

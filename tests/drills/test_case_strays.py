@@ -26,13 +26,14 @@ STRAYS = [
     # Too large a rate (3, clipped at 2) that spikes too seldom to read as unstable: the replay
     # pins its worst jump on one batch, so the run reads "inconclusive" (1 of 20 draws at
     # --origin 777), or it hardly spikes at all and reads "clean" (2 of 200 at --origin 5).
-    # loss-spikes wants a new rate-too-large mechanism (see its cases' note in
-    # tests/drills/test_case_symptoms.py).
+    # A rate typed into the loop is the same run step for step, and strays on the same draws.
     ("loss-spikes", "steps-too-large", {}, 1914885928, "inconclusive"),
+    ("loss-spikes", "rate-typed-into-the-loop", {"lr": 0.4}, 1914885928, "inconclusive"),
     # A corrupt batch whose step knocks the next two batches up too: 16 spikes, 7 of them at
     # its place, under the half that counts as recurring, so the run reads "unstable" (1 of 100
     # draws at either rate, --origin 5). The finder counts one echo, not two.
     ("loss-spikes", "corrupt-batch", {"lr": 0.4}, 22819762, "unstable"),
+    ("loss-spikes", "loader-mislabels-a-batch", {"lr": 0.4}, 22819762, "unstable"),
     # log(softmax(z)) whose logits never grow 104 apart within 150 steps: the run ends clean, and
     # "nan-some-way-in" says the loss reads NaN: 1 of 40 draws at --origin 4242, 7 of 400 at
     # the last unusual step (120) and 4 of 200 at the first on other seeds. A sharper head

@@ -23,16 +23,6 @@ CASES = all_cases()
 
 # case key -> the share of its draws whose symptom alone decides the cause, at most.
 STILL_DECIDES = {
-    # The loss-spikes cases decide on sight (1.0 from 0.334, 0.5, 0.334 when each end of a range
-    # came to be widened by its own size): steps too large leap to 11-50 (they overflowed to
-    # 1e13-1e22 before they were clipped at 2), a clipped corrupt batch spikes higher than an
-    # unclipped one (4.4-5.8 against 2.7-3.7) and settles lower (0.02-0.03 against 0.09-0.19),
-    # and ordinary wobble never spikes. No rate and clip tried (2.2-3 by 1-2) brings the leaps
-    # down without the run settling and the jumps stopping; they want a look-alike the drill
-    # lacks.
-    "a-loss-that-jumps": 1.0,
-    "jumps-after-a-change": 1.0,
-    "a-colleagues-curve": 1.0,
     # Up from 0 when each end of a range came to be widened by its own size: a swamped rare
     # class whose first accuracy (0.08) or final loss (0.159 against 0.200-0.230) lies just off
     # the healthy run's.

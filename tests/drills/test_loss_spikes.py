@@ -18,13 +18,20 @@ BAD_POSITION = SpikesConfig().bad_position
 BATCHES = SpikesConfig().batches
 
 
-def run(bad_batch: str = "on", clip: float = 0.0, lr: float = 0.5, seed: int = 0) -> dict[str, Any]:
-    return _run(bad_batch, clip, lr, seed)  # positional, so that each run is cached once
+def run(
+    bad_batch: str = "on",
+    clip: float = 0.0,
+    lr: float = 0.5,
+    seed: int = 0,
+    hardcoded_lr: float = 0.0,
+) -> dict[str, Any]:
+    return _run(bad_batch, clip, lr, seed, hardcoded_lr)  # positional: each run cached once
 
 
 @functools.cache
-def _run(bad_batch: str, clip: float, lr: float, seed: int) -> dict[str, Any]:
-    return run_drill(SLUG, {"bad_batch": bad_batch, "clip": clip, "lr": lr}, seed)
+def _run(bad_batch: str, clip: float, lr: float, seed: int, hardcoded_lr: float) -> dict[str, Any]:
+    knobs = {"bad_batch": bad_batch, "clip": clip, "lr": lr, "hardcoded_lr": hardcoded_lr}
+    return run_drill(SLUG, knobs, seed)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -138,7 +145,7 @@ def test_find_spikes_and_their_place() -> None:
 
 def test_the_corrupt_batch_is_the_only_difference_the_knob_makes() -> None:
     on = make_dataset(SpikesConfig(), torch.Generator().manual_seed(3))
-    off = make_dataset(SpikesConfig(bad_batch=False), torch.Generator().manual_seed(3))
+    off = make_dataset(SpikesConfig(bad_batch="off"), torch.Generator().manual_seed(3))
     assert torch.equal(on.inputs, off.inputs) and torch.equal(on.true_labels, off.true_labels)
     wrong = (on.labels != on.true_labels).sum(dim=1).tolist()
     assert wrong == [16 if position == BAD_POSITION else 0 for position in range(BATCHES)]
@@ -146,6 +153,49 @@ def test_the_corrupt_batch_is_the_only_difference_the_knob_makes() -> None:
     # The labels moved to the next class: every one wrong, none out of range.
     bad = on.labels[BAD_POSITION]
     assert torch.equal(bad, (on.true_labels[BAD_POSITION] + 1) % 4)
+
+
+def test_a_loader_that_mislabels_yields_what_a_corrupt_file_holds() -> None:
+    """The same wrong labels reach training either way; only the stored file differs."""
+    in_file = make_dataset(SpikesConfig(), torch.Generator().manual_seed(3))
+    in_loader = make_dataset(SpikesConfig(bad_batch="loader"), torch.Generator().manual_seed(3))
+    assert torch.equal(in_file.inputs, in_loader.inputs)
+    assert torch.equal(in_file.labels, in_loader.labels)
+    assert torch.equal(in_file.stored_labels, in_file.labels)  # the file itself is wrong
+    assert torch.equal(in_loader.stored_labels, in_loader.true_labels)  # the file is right
+    off = make_dataset(SpikesConfig(bad_batch="off"), torch.Generator().manual_seed(3))
+    assert torch.equal(off.stored_labels, off.labels)
+
+
+def differing(one: dict[str, Any], other: dict[str, Any]) -> set[str]:
+    """The signature keys on which two runs differ."""
+    return {key for key in one | other if one.get(key) != other.get(key)}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_loader_that_mislabels_trains_as_a_corrupt_file_does(seed: int) -> None:
+    in_file, in_loader = run(seed=seed), run(bad_batch="loader", seed=seed)
+    assert in_file["metrics"] == in_loader["metrics"]
+    assert differing(in_file["signature"], in_loader["signature"]) == {"loader_changed_labels"}
+    # Counted from the batches, one batch of 16 labels changed on the way in.
+    assert (
+        in_file["signature"]["loader_changed_labels"],
+        in_loader["signature"]["loader_changed_labels"],
+    ) == (0, 16)
+    assert in_loader["observed"] == "bad-batch"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_rate_typed_into_the_loop_trains_as_that_rate_whatever_lr_says(seed: int) -> None:
+    configured = run(bad_batch="off", clip=2.0, lr=3.0, seed=seed)
+    typed = run(bad_batch="off", clip=2.0, lr=0.45, hardcoded_lr=3.0, seed=seed)
+    assert configured["metrics"] == typed["metrics"]
+    assert differing(configured["signature"], typed["signature"]) == {"configured_lr"}
+    assert typed["signature"]["configured_lr"] == 0.45
+    assert typed["signature"]["optimizer_lr"] == configured["signature"]["optimizer_lr"] == 3.0
+    # Without a typed rate the optimizer takes the configured one.
+    plain = run(seed=seed)["signature"]
+    assert plain["optimizer_lr"] == plain["configured_lr"] == 0.5
 
 
 @pytest.mark.parametrize(
@@ -201,6 +251,8 @@ def test_diagnose_reads_the_numbers(changes: dict[str, Any], expected: str) -> N
         ({"clip": -1}, "clip", "below the minimum"),
         ({"warmup": 10}, "warmup", "unknown knob"),  # removed: it never rescued a run here
         ({"lr": -0.1}, "lr", "below the minimum"),
+        ({"hardcoded_lr": -1.0}, "hardcoded_lr", "below the minimum"),
+        ({"hardcoded_lr": 11.0}, "hardcoded_lr", "above the maximum"),
     ],
 )
 def test_bad_knobs_are_refused_by_name(raw: dict[str, object], knob: str, problem: str) -> None:
@@ -236,6 +288,13 @@ SPIKE_VERDICTS = [
     ({"lr": 2.0}, "unstable"),
     ({"bad_batch": "off", "lr": 2.0}, "unstable"),
     ({"bad_batch": "off", "lr": 5.0}, "unstable"),
+    # The loader's wrong labels are the file's, with or without clipping.
+    ({"bad_batch": "loader"}, "bad-batch"),
+    ({"bad_batch": "loader", "clip": 1.0}, "bad-batch-contained"),
+    # A rate typed into the loop is the rate, at either end, whatever lr says.
+    ({"hardcoded_lr": 0.001}, "stalled"),
+    ({"bad_batch": "off", "hardcoded_lr": 0.5, "lr": 5.0}, "clean"),
+    ({"bad_batch": "off", "hardcoded_lr": 10.0}, "unstable"),
 ]
 
 

@@ -53,7 +53,7 @@ class LossSpikes(Drill):
         "Choose whether one batch is corrupt, the clipping and the learning rate, "
         "predict what the curve and the replay will show, then run it."
     )
-    version = "2"
+    version = "3"
     healthy = "clean"
     signature_type = SpikesSignature
     knobs = (
@@ -61,9 +61,11 @@ class LossSpikes(Drill):
             "bad_batch",
             "choice",
             "on",
-            "on: one batch of the fixed order has every label moved to the wrong class, as a "
-            "botched join would do; off: all batches are correct.",
-            choices=("on", "off"),
+            "on: one batch of the fixed order has every label moved to the wrong class in the "
+            "stored data, as a botched join would do; loader: the stored labels are right, but "
+            "the loader maps that batch's class ids through a table one place off, so training "
+            "sees the same wrong labels; off: all batches are correct.",
+            choices=("on", "off", "loader"),
         ),
         Knob(
             "clip",
@@ -82,6 +84,16 @@ class LossSpikes(Drill):
             minimum=0.0,
             maximum=10.0,
             log_scale=True,
+        ),
+        Knob(
+            "hardcoded_lr",
+            "float",
+            0.0,
+            "A rate typed into the loop where it builds its optimizer, left over from an "
+            "earlier try: above 0 the optimizer steps with it and lr never reaches it; 0: the "
+            "optimizer takes lr.",
+            minimum=0.0,
+            maximum=10.0,
         ),
     )
     hypotheses = (
@@ -191,6 +203,12 @@ class LossSpikes(Drill):
         Observation("replay_normal_setback", "Replay: setback caused by the normal batch's step"),
         Observation("max_loss", "Highest training loss of the run", "initial_loss"),
         Observation("nonfinite_step", "First step with a non-finite loss, gradient or weights"),
+        Observation("configured_lr", "Learning rate the settings ask for"),
+        Observation("optimizer_lr", "Learning rate the optimizer stepped with", "configured_lr"),
+        Observation(
+            "loader_changed_labels",
+            "Labels the loader yields that differ from the stored data's",
+        ),
     )
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:

@@ -97,12 +97,12 @@ def replay_worst_spike(
     restore(model, optimizer, epoch_start)
     for step in range(epoch_start.step, target):
         p = step % config.batches
-        train_step(model, optimizer, data.inputs[p], data.labels[p], config.lr, config.clip)
+        train_step(model, optimizer, data.inputs[p], data.labels[p], config.rate, config.clip)
     just_before = take_checkpoint(model, optimizer, target)
 
     replay = Replay(target, position, normal_position, recorded_loss=losses[target])
     before = clean_loss(model, data)
-    lr = config.lr
+    lr = config.rate
     suspect = train_step(
         model, optimizer, data.inputs[position], data.labels[position], lr, config.clip
     )

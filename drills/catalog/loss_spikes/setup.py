@@ -13,9 +13,12 @@ from torch import nn
 
 @dataclass(frozen=True)
 class SpikesConfig:
-    bad_batch: bool = True  # one batch of the fixed order has every label wrong
+    # "on": one batch of the fixed order has every label wrong in the stored data; "loader":
+    # the stored labels are right and the loader gets that batch's labels wrong; "off": neither.
+    bad_batch: str = "on"
     clip: float = 0.0  # max gradient norm; 0 = no clipping
-    lr: float = 0.5  # plain gradient descent, no momentum
+    lr: float = 0.5  # the configured rate of plain gradient descent, no momentum
+    hardcoded_lr: float = 0.0  # a rate typed into the loop's optimizer; 0 = it takes `lr`
     classes: int = 4
     spread: float = 4.0  # distance of each class centre from the origin (noise has std 1)
     features: int = 16
@@ -35,17 +38,25 @@ class SpikesConfig:
     def steps(self) -> int:
         return self.batches * self.epochs
 
+    @property
+    def rate(self) -> float:
+        """The rate the optimizer steps with: a number typed into the loop wins over the
+        configured one, which then never reaches the optimizer."""
+        return self.hardcoded_lr if self.hardcoded_lr > 0 else self.lr
+
 
 @dataclass(frozen=True)
 class Dataset:
     inputs: torch.Tensor  # (batches, batch_size, features)
-    labels: torch.Tensor  # (batches, batch_size): what training sees, one batch corrupt if on
+    labels: torch.Tensor  # (batches, batch_size): what the loader yields and training sees
     true_labels: torch.Tensor  # (batches, batch_size): the correct labels
+    stored_labels: torch.Tensor  # (batches, batch_size): the labels as the data file holds them
 
 
 def make_dataset(config: SpikesConfig, generator: torch.Generator) -> Dataset:
     """Points around one random centre per class, split into batches; drawn from the run's data
-    generator, so the corrupt batch is the only difference between bad_batch on and off."""
+    generator, so the corrupt batch is the only difference between bad_batch on and off, and
+    "on" and "loader" train on the very same batches (only the stored file differs)."""
     count = config.batches * config.batch_size
     # Class centres in random but orthogonal directions, all `spread` from the origin: every pair
     # sits equally far apart, so seeds differ in the draw, not in how hard the problem is (with
@@ -57,11 +68,16 @@ def make_dataset(config: SpikesConfig, generator: torch.Generator) -> Dataset:
     labels = (torch.arange(count) % config.classes)[torch.randperm(count, generator=generator)]
     inputs = centres[labels] + torch.randn(count, config.features, generator=generator)
     true_labels = labels.view(config.batches, config.batch_size)
-    seen = true_labels.clone()
-    if config.bad_batch:
+    stored = true_labels.clone()
+    if config.bad_batch == "on":
         # Every label of one batch moved to the next class: all wrong, none obviously invalid.
+        stored[config.bad_position] = (stored[config.bad_position] + 1) % config.classes
+    seen = stored.clone()
+    if config.bad_batch == "loader":
+        # The file is right, but the loader maps the class ids of the shard that batch comes
+        # from through a table one place off: the same wrong labels, made on the way in.
         seen[config.bad_position] = (seen[config.bad_position] + 1) % config.classes
-    return Dataset(inputs.view(config.batches, config.batch_size, -1), seen, true_labels)
+    return Dataset(inputs.view(config.batches, config.batch_size, -1), seen, true_labels, stored)
 
 
 class MLP(nn.Module):
@@ -82,6 +98,7 @@ class MLP(nn.Module):
 def dataset_digest(data: Dataset) -> str:
     sha = hashlib.sha256()
     for values, fmt in ((data.inputs, "f"), (data.labels, "q"), (data.true_labels, "q")):
+        # (The stored labels are left out: the digest is of what training reads.)
         flat = values.flatten().tolist()
         sha.update(struct.pack(f"<{len(flat)}{fmt}", *flat))
     return sha.hexdigest()
@@ -108,6 +125,9 @@ def describe_inputs(data: Dataset, config: SpikesConfig, position: int | None) -
         "sha256": dataset_digest(data),
         "examples": examples,
         "wrong_labels_per_batch": (data.labels != data.true_labels).sum(dim=1).tolist(),
+        "labels_the_loader_changed_per_batch": (data.labels != data.stored_labels)
+        .sum(dim=1)
+        .tolist(),
         "note": (
             f"{config.epochs} epochs of the same {config.batches} batches in the same order; "
             "the examples are from the batch the replay suspected"

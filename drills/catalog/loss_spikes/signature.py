@@ -43,3 +43,7 @@ class SpikesSignature(Signature):
     replay_suspect_setback: float | None = None  # clean-loss change caused by the suspect step
     replay_normal_setback: float | None = None  # the same for the normal batch's step
     nonfinite_step: int | None = None  # first step with a non-finite loss, gradient or weights
+    # Where the rate and the labels come from.
+    configured_lr: float | None = None  # the rate the run's settings ask for
+    optimizer_lr: float | None = None  # the rate the optimizer stepped with
+    loader_changed_labels: int | None = None  # labels the loader yields that the file lacks

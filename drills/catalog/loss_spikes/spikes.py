@@ -65,7 +65,7 @@ def summarise(
     )
     # The change of the clean loss that each step caused: negative when the step helped.
     change = [clean[step + 1] - clean[step] for step in range(len(losses))]
-    shares = [update_share(update_norms[s], grad_norms[s], config.lr) for s in range(len(losses))]
+    shares = [update_share(update_norms[s], grad_norms[s], config.rate) for s in range(len(losses))]
     position = commonest_position(spikes, config)
     if position is not None:
         at_position = [step for step in spikes if step % config.batches == position]
@@ -111,7 +111,7 @@ def spikes_table(
                 statistics.median(window),
                 spike_height(losses, step, config),
                 grad_norms[step],
-                update_share(update_norms[step], grad_norms[step], config.lr),
+                update_share(update_norms[step], grad_norms[step], config.rate),
                 clean[step + 1] - clean[step],
             ]
         )

@@ -23,14 +23,15 @@ from drills.kit.run import Run
 def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     """Train epochs over batches in a fixed order, then replay the worst spike; see LossSpikes."""
     config = SpikesConfig(
-        bad_batch=knobs["bad_batch"] == "on",
+        bad_batch=knobs["bad_batch"],
         clip=knobs["clip"],
         lr=knobs["lr"],
+        hardcoded_lr=knobs["hardcoded_lr"],
     )
     run = Run(seed, report)
     data = make_dataset(config, run.data_rng)
     model = MLP(config)
-    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.rate)
     run.watch(model, optimizer)
 
     initial_clean = clean_loss(model, data)
@@ -41,7 +42,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             checkpoints.append(take_checkpoint(model, optimizer, step))
         inputs, labels = data.inputs[position], data.labels[position]
         result = train_step(
-            model, optimizer, inputs, labels, config.lr, config.clip, run.after_backward
+            model, optimizer, inputs, labels, config.rate, config.clip, run.after_backward
         )
         if run.stop_if_nonfinite(step, result.loss, result.grad_norm):
             break  # no step was taken: stop rather than plot NaN
@@ -59,6 +60,11 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     spikes = find_spikes(losses, config)
     signature = summarise(config, losses, grad_norms, run.values("update_norm"), clean, spikes)
     signature.nonfinite_step = run.nonfinite_step
+    # Read back from the optimizer and the batches themselves, not from the knobs: what a
+    # learner who prints them in their own loop would see.
+    signature.configured_lr = config.lr
+    signature.optimizer_lr = float(optimizer.param_groups[0]["lr"])
+    signature.loader_changed_labels = int((data.labels != data.stored_labels).sum())
     replay = replay_worst_spike(model, optimizer, data, config, checkpoints, losses, spikes)
     replay.add_to(signature)
     return run.outcome(

@@ -2,10 +2,17 @@
 batches in the same order, whose loss jumps now and then. A jump that returns at the same place
 every epoch and comes back when that step is replayed from a checkpoint belongs to one batch; a
 run whose steps are too large jumps anywhere; clipping blunts a bad batch's steps without
-removing it; and ordinary wobble is not a spike at all."""
+removing it; and ordinary wobble is not a spike at all.
+
+Every cause a case hides has a look-alike that trains step for step the same run (issue 27: the
+symptom must not decide): wrong labels stored in the file and a loader that gets the same labels
+wrong on the way in; a learning rate configured too large and a sound one the loop ignores for
+a number typed into its optimizer. Only looking at the stored batch, or at the rate the optimizer
+holds, tells them apart, and each has its own fix."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,6 +67,22 @@ def after_lowering_the_rate(signature: Mapping[str, Any], error: str | None) -> 
     return "calm"
 
 
+def batch_on_disk_and_loaded(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether the labels training received are the labels the data file holds."""
+    changed = signature.get("loader_changed_labels")
+    if changed is None:
+        return "nothing-compared"
+    return "loader-changes-labels" if changed > 0 else "loader-yields-stored-labels"
+
+
+def rate_in_the_optimizer(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether the optimizer steps with the rate the settings ask for."""
+    asked, used = signature.get("configured_lr"), signature.get("optimizer_lr")
+    if asked is None or used is None:
+        return "nothing-read"
+    return "configured-rate" if math.isclose(asked, used) else "another-rate"
+
+
 def spike_step_size(signature: Mapping[str, Any], error: str | None) -> str:
     """What the spike steps did against what their gradient asked for."""
     share = signature.get("spike_update_share")
@@ -97,6 +120,28 @@ CASE_SET = CaseSet(
             "bad-batch-contained",
             fix="repair-the-batch",
         ),
+        # The two causes below are the two above made on the way in: the file is right, the
+        # loader is not. Training sees the very same batches, so only looking at the stored
+        # batch tells them apart, and only repairing the loader heals them.
+        Cause(
+            "loader-mislabels-a-batch",
+            "data",
+            "The data on disk is right, but the loader gives one batch's examples the wrong "
+            "classes on the way in: every epoch that batch's step pushes the model the wrong way.",
+            {"bad_batch": "loader"},
+            "bad-batch",
+            fix="repair-the-loader",
+        ),
+        Cause(
+            "loader-mislabels-a-batch-clipped",
+            "data",
+            "The data on disk is right, but the loader gives one batch's examples the wrong "
+            "classes on the way in; gradient clipping shortens that batch's steps but does not "
+            "remove it.",
+            {"bad_batch": "loader", "clip": 1.0},
+            "bad-batch-contained",
+            fix="repair-the-loader",
+        ),
         Cause(
             "steps-too-large",
             "optimizer",
@@ -108,6 +153,19 @@ CASE_SET = CaseSet(
             {"bad_batch": "off", "lr": 3.0, "clip": 2.0},
             "unstable",
             fix="lower-learning-rate",
+        ),
+        # The same run as steps-too-large, step for step: the optimizer steps at 3 either way.
+        # Only the configured rate differs, and so does what heals it.
+        Cause(
+            "rate-typed-into-the-loop",
+            "optimizer",
+            "The configured learning rate is sound, but the loop builds its optimizer with a "
+            "large rate typed in by hand, so the setting never reaches it: the steps overshoot "
+            "and the loss jumps wherever the weights happen to be. Gradient clipping keeps the "
+            "run from blowing up, not from overshooting.",
+            {"bad_batch": "off", "hardcoded_lr": 3.0, "clip": 2.0},
+            "unstable",
+            fix="use-the-configured-rate",
         ),
     ),
     experiments=(
@@ -140,6 +198,24 @@ CASE_SET = CaseSet(
             reading=after_lowering_the_rate,
         ),
         Experiment(
+            "compare-stored-and-loaded",
+            "Compare the stored batches with what the loader yields",
+            "Read every batch's labels straight from the data file and count those that differ "
+            "from the labels the loader hands to training.",
+            shows=("numbers",),
+            observations=("loader_changed_labels",),
+            reading=batch_on_disk_and_loaded,
+        ),
+        Experiment(
+            "print-optimizer-rate",
+            "Print the optimizer's learning rate",
+            "Print the learning rate the settings ask for next to the one the optimizer's "
+            "parameter groups hold while it trains.",
+            shows=("numbers",),
+            observations=("configured_lr", "optimizer_lr"),
+            reading=rate_in_the_optimizer,
+        ),
+        Experiment(
             "spike-step-size",
             "Compare each spike's step with its gradient",
             "At every spike, divide the size of the step taken by the learning rate times the "
@@ -161,8 +237,19 @@ CASE_SET = CaseSet(
         Fix("change-nothing", "Change nothing: the wobble is ordinary.", Change()),
         Fix(
             "repair-the-batch",
-            "Find the batch that spikes every epoch and repair (or drop) its labels.",
+            "Repair the labels of the batch that spikes every epoch in the stored data.",
             Change(replace={"bad_batch": {"on": "off"}}),
+        ),
+        Fix(
+            "repair-the-loader",
+            "Repair the loader's mapping of class ids for the batch that spikes every epoch.",
+            Change(replace={"bad_batch": {"loader": "off"}}),
+        ),
+        Fix(
+            "use-the-configured-rate",
+            "Build the optimizer with the configured learning rate, not a number typed into "
+            "the loop.",
+            Change(set={"hardcoded_lr": 0.0}),
         ),
         Fix(
             "lower-learning-rate",
@@ -198,7 +285,13 @@ CASES = (
         "A small classifier trains for eight epochs over the same ten batches. The loss falls "
         "between jumps, but it jumps again and again.",
         CASE_SET,
-        causes=("corrupt-batch", "corrupt-batch-clipped", "steps-too-large"),
+        causes=(
+            "corrupt-batch",
+            "loader-mislabels-a-batch",
+            "steps-too-large",
+            "rate-typed-into-the-loop",
+        ),
+        retired=("corrupt-batch-clipped",),
     ),
     Case(
         "jumps-after-a-change",
@@ -206,15 +299,23 @@ CASES = (
         "Since a change to a small classifier's set-up last week, its loss leaps up at times "
         "during training.",
         CASE_SET,
-        causes=("steps-too-large", "corrupt-batch"),
+        causes=("steps-too-large", "rate-typed-into-the-loop"),
+        retired=("corrupt-batch",),
     ),
     Case(
         "a-colleagues-curve",
         "A colleague's per-batch loss",
         "A colleague shows you the per-batch loss of a small classifier trained over the same ten "
-        "batches for eight epochs. They ask whether something in the data or the optimizer needs "
-        "fixing before they move on.",
+        "batches for eight epochs, which jumps now and then. They ask whether something in the "
+        "data or the optimizer needs fixing before they move on.",
         CASE_SET,
-        causes=("ordinary-wobble", "steps-too-large", "corrupt-batch-clipped"),
+        causes=(
+            "corrupt-batch-clipped",
+            "loader-mislabels-a-batch-clipped",
+            "steps-too-large",
+            "rate-typed-into-the-loop",
+        ),
+        # A healthy run never jumps: its curve alone named it, so no draw hides it any more.
+        retired=("ordinary-wobble",),
     ),
 )

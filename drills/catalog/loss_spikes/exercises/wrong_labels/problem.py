@@ -14,7 +14,7 @@ from torch import nn
 
 from drills.catalog.loss_spikes.setup import MLP, Dataset, SpikesConfig, make_dataset
 
-CONFIG = SpikesConfig(bad_batch=False)  # the drill's sizes, rate and spike finder; labels intact
+CONFIG = SpikesConfig(bad_batch="off")  # the drill's sizes, rate and spike finder; labels intact
 # Places the wrong labels may sit at: any but the drill's (a fix that drops place 6 keeps them).
 PLACES = tuple(place for place in range(1, CONFIG.batches) if place != CONFIG.bad_position)
 # Wrong labels in that batch, per hidden run: many, then few (a few dilute the batch's loss, so
