@@ -70,6 +70,18 @@ def first_examples(data: LabelledSet, count: int) -> LabelledSet:
     return select_rows(data, slice(count))
 
 
+def repeat_rows(data: LabelledSet, rows: int) -> LabelledSet:
+    """The examples repeated in turn until there are `rows` of them, each with its label."""
+    if rows == len(data):
+        return data
+    return select_rows(data, torch.arange(rows) % len(data))
+
+
+def count_distinct(features: torch.Tensor) -> int:
+    """How many different examples the rows hold (exact matches count once)."""
+    return len(torch.unique(features, dim=0))
+
+
 def noise_floor(data: LabelledSet) -> float:
     """The teacher's expected cross-entropy on these inputs: the mean entropy of its probabilities.
 

@@ -52,6 +52,10 @@ STRAYS = [
     # dropout fits the subset depends on the teacher a seed draws. A smaller subset fits more
     # and gives itself away on the first screen (at 320 examples the shares rose to 0.53-1).
     ("val-below-train", "memorised-training-set", {"dropout": 0.3}, 1356321087, "train-noise"),
+    # The same 512 examples repeated to fill 8,192 rows stray the same way (another batch
+    # order): 11 of 100 draws at dropout 0.3 and 4 of 100 at 0.2 (--origin 777), against the
+    # subset's 8 and 1 on those seeds.
+    ("val-below-train", "rows-repeated", {"dropout": 0.3}, 519026112, "train-noise"),
 ]
 
 

@@ -1,7 +1,9 @@
 """The overfit drill's look-alike bugs (issue 27 point 3): a loop that fetches a new batch at
 every step stalls at chance as re-shuffled labels do; an output pooled over the batch settles
 at the target variance as a broadcast prediction does; a batch sliced empty fails as a fully
-masked one does. Each keeps its own mechanism, and the evidence that tells it from its twin."""
+masked one does; a model whose dropout and noise ignore eval mode trains step for step as a loop
+that leaves them on. Each keeps its own mechanism, and the evidence that tells it from its
+twin."""
 
 import functools
 import math
@@ -11,6 +13,8 @@ import pytest
 
 from drills.catalog.overfit_one_batch.cases.readings import (
     batch_against_first,
+    clean_remeasure,
+    eval_twice,
     what_the_loss_compares,
 )
 from tests.drills.runs import run_drill
@@ -79,3 +83,45 @@ def test_a_batch_sliced_empty_fails_as_a_masked_one_does(seed: int) -> None:
     assert empty["observed"] == masked["observed"] == "nothing-supervised"
     assert what_the_loss_compares(empty["signature"], empty["error"]) == "no-example-in-batch"
     assert what_the_loss_compares(masked["signature"], None) == "every-target-masked"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_randomness_built_into_the_model_trains_as_randomness_left_on(seed: int) -> None:
+    """The same noise and the same dropout masks, drawn in the same order: the curves are equal
+    bit for bit. Only eval mode, which the sound loop uses and the model ignores, differs."""
+    built_in, left_on = record("randomness-built-in", seed), record("randomness-on", seed)
+    assert built_in["metrics"] == left_on["metrics"]
+    mine, theirs = built_in["signature"], left_on["signature"]
+    assert mine["final_loss"] == theirs["final_loss"] > 0.1
+    # Two eval-mode passes over the clean batch: the same outputs only where eval mode works.
+    assert (mine["eval_repeatable"], theirs["eval_repeatable"]) == (False, True)
+    assert (eval_twice(mine, None), eval_twice(theirs, None)) == ("outputs-differ", "same-outputs")
+    assert clean_remeasure(theirs, None) == "clean-far-below-training"
+    # The loop adds no noise of its own: the model is handed the batch itself.
+    assert (mine["inputs_augmented"], theirs["inputs_augmented"]) == (False, True)
+    assert (built_in["observed"], left_on["observed"]) == ("randomness-built-in", "randomness")
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(
+    ("knobs", "expected"),
+    [
+        ({}, "randomness-built-in"),
+        # However far the weights move, eval mode stays noisy: nothing moves at lr 0, and one
+        # example is learnt through the noise.
+        ({"lr": 0.0}, "randomness-built-in"),
+        ({"examples": 1}, "randomness-built-in"),
+        ({"steps": 2000}, "randomness-built-in"),
+        # A rate that blows the loss up is read first, as it is for randomness left on.
+        ({"lr": 10.0}, "learning-rate"),
+    ],
+)
+def test_randomness_built_in_reads_so_at_the_edges(
+    knobs: dict[str, Any], expected: str, seed: int
+) -> None:
+    assert record("randomness-built-in", seed, **knobs)["observed"] == expected
+
+
+def test_a_sound_model_answers_eval_mode_the_same_twice() -> None:
+    for bug in ("none", "randomness-on", "randomness-reseeded", "shuffled-labels"):
+        assert record(bug)["signature"]["eval_repeatable"] is True, bug

@@ -209,6 +209,14 @@ def test_parameter_audit_rows_cover_the_model() -> None:
         ),
         ({"final_loss": 4.3, "initial_loss": 12.0, "target_variance": 4.2}, "shape-broadcast"),
         ({"final_loss": 0.3, "initial_loss": 1.4, "eval_loss": 0.01}, "randomness"),
+        # Eval mode that does not repeat itself is read before any level of the loss ...
+        ({"final_loss": 0.3, "initial_loss": 1.4, "eval_repeatable": False}, "randomness-built-in"),
+        ({"final_loss": 0.0, "initial_loss": 1.4, "eval_repeatable": False}, "randomness-built-in"),
+        # ... but after a loss that blew up.
+        (
+            {"final_loss": 0.3, "initial_loss": 1.4, "peak_loss": 30.0, "eval_repeatable": False},
+            "learning-rate",
+        ),
         ({"final_loss": 0.9, "initial_loss": 1.4, "label_entropy": 1.386}, "learning-rate"),
         ({"final_loss": 50.0, "initial_loss": 1.4}, "learning-rate"),
         ({"final_loss": None, "initial_loss": None, "nonfinite_step": 0}, "learning-rate"),

@@ -7,9 +7,10 @@ import torch
 
 from drills.cases.outcomes import nuisance_corners
 from drills.catalog.overfitting_leakage.cases import CASE_SET
-from drills.catalog.overfitting_leakage.train import count_distinct, count_duplicates
+from drills.catalog.overfitting_leakage.train import count_duplicates
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
+from drills.kit.synthetic_classification import count_distinct
 from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)

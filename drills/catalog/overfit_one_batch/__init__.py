@@ -11,11 +11,13 @@ run's does; and dropout and input noise left on but the seed reset before every 
 same noise and the same masks each time, so the inputs are bit for bit the first step's and
 the batch is memorised as that one draw shows it.
 
-Three more bugs mimic others on the loss alone (issue 27: the symptom must not decide): a loop
+Four more bugs mimic others on the loss alone (issue 27: the symptom must not decide): a loop
 that takes a new batch from its loader at every step stalls at chance as re-shuffled labels do;
 a score regressed with the output pooled over the batch settles at the target variance as a
-broadcast prediction does; and a batch sliced from where the data ends holds no example, so it
-fails with 0/0 as a fully masked batch does.
+broadcast prediction does; a batch sliced from where the data ends holds no example, so it
+fails with 0/0 as a fully masked batch does; and a model whose dropout and input noise ignore
+eval mode trains on the very noise and masks a loop that leaves randomness on draws, while two
+eval-mode passes over the batch give different outputs.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ BUGS = (
     "broadcast-target",
     "all-padding",
     "randomness-on",
+    "randomness-built-in",
     "batch-edited-in-place",
     "randomness-reseeded",
     "fresh-batch-each-step",
@@ -71,7 +74,7 @@ class OverfitOneBatch(Drill):
         "batch; yours may carry one of several data bugs. Choose a bug, the batch size and the "
         "learning rate, predict where the loss will settle, then run it."
     )
-    version = "3"
+    version = "4"
     healthy = "fits"
     signature_type = OverfitSignature
     knobs = (
@@ -89,7 +92,9 @@ class OverfitOneBatch(Drill):
             "none",
             "The data bug injected into the loop: none; labels re-permuted within the batch "
             "every step; a (N, 1) score prediction compared with a (N,) score target; every "
-            "label masked as padding; dropout and input-noise augmentation left on; input "
+            "label masked as padding; dropout and input-noise augmentation left on; dropout "
+            "and input noise built into the model so that eval mode does not switch them off "
+            "(the loop itself is sound); input "
             "noise added with += to the features the loop takes from its batch dict each "
             "step; dropout and input noise left on, with torch.manual_seed called before "
             "every step; a new batch fetched from the loader at every step; the score "
@@ -138,6 +143,12 @@ class OverfitOneBatch(Drill):
             "randomness",
             "Dropout or augmentation is still on: the loss falls but stays noisy above zero, while "
             "the same weights in eval mode on clean inputs do much better.",
+        ),
+        Hypothesis(
+            "randomness-built-in",
+            "Dropout or input noise is built into the model in a way eval mode does not switch "
+            "off: two eval-mode passes over the same clean batch give different outputs, so "
+            "every loss, in training or in eval mode, is measured through noise.",
         ),
         Hypothesis(
             "batch-drifts",
@@ -197,6 +208,9 @@ class OverfitOneBatch(Drill):
         Observation(
             "eval_loss", "Loss in eval mode on the clean batch", "final_loss", ("randomness",)
         ),
+        Observation(
+            "eval_repeatable", "Two eval-mode passes over the clean batch give the same outputs"
+        ),
         Observation("loss_noise", "Spread of the loss over the last 10% of steps"),
         Observation("final_p_correct", "Probability of the correct class at the end"),
         Observation("weight_change", "How far the weights moved, relative to their size"),
@@ -240,6 +254,10 @@ class OverfitOneBatch(Drill):
         peak = signature.get("peak_loss")
         if peak is not None and peak > BLEW_UP_ABOVE * initial:
             return "learning-rate"  # read the whole run, not only where it ended
+        # Measured directly, as the batch is: eval mode that leaves the model's randomness on
+        # noises every reading of the loss, whether it fell to zero or never moved.
+        if signature.get("eval_repeatable") is False:
+            return "randomness-built-in"
         if final < FITS_BELOW:
             return "randomness-pinned" if _pinned(signature) else "fits"
         weight_change = signature.get("weight_change")

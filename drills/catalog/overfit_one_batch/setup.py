@@ -56,20 +56,45 @@ def empty_slice(batch: Batch) -> Batch:
 
 
 class MLP(nn.Module):
-    def __init__(self, config: OverfitConfig, outputs: int) -> None:
+    def __init__(self, config: OverfitConfig, outputs: int, mode_blind: bool = False) -> None:
         super().__init__()
+        # Mode-blind (the "randomness-built-in" bug): the model adds its own input noise and
+        # drops units whatever mode it is in, so model.eval() switches neither off.
+        dropout = ModeBlindDropout if mode_blind else nn.Dropout
+        self.noise = ModeBlindNoise(config.augment_noise) if mode_blind else None
         self.net = nn.Sequential(
             nn.Linear(config.features, config.hidden),
             nn.ReLU(),
-            nn.Dropout(config.dropout),
+            dropout(config.dropout),
             nn.Linear(config.hidden, config.hidden),
             nn.ReLU(),
-            nn.Dropout(config.dropout),
+            dropout(config.dropout),
             nn.Linear(config.hidden, outputs),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.noise is not None:
+            x = self.noise(x)
         return self.net(x)  # type: ignore[no-any-return]
+
+
+class ModeBlindDropout(nn.Dropout):
+    """Dropout through the functional form with `training` left at its default, True: it drops
+    units in eval mode too. (nn.Dropout passes self.training; this is the bug.)"""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.dropout(x, self.p)
+
+
+class ModeBlindNoise(nn.Module):
+    """An input-noise layer that never asks self.training: it adds noise in eval mode too."""
+
+    def __init__(self, std: float) -> None:
+        super().__init__()
+        self.std = std
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.std * torch.randn_like(x)
 
 
 def entropy_of_labels(labels: torch.Tensor, classes: int) -> float:

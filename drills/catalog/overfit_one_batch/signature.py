@@ -21,6 +21,8 @@ class OverfitSignature(Signature):
     peak_loss: float | None = None  # the highest loss of the run: did it blow up on the way?
     loss_noise: float | None = None  # spread of the last 10% of steps
     eval_loss: float | None = None  # the final weights in eval mode on the clean batch
+    # Two more eval-mode passes over the clean batch gave the same outputs, bit for bit.
+    eval_repeatable: bool | None = None
     final_p_correct: float | None = None
     chance_loss: float | None = None  # ln(classes): a model that knows nothing
     label_entropy: float | None = None  # where shuffled labels settle

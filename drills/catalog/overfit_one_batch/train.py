@@ -46,6 +46,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     # Reseeded, the randomness is on as well: the seed set before each step makes it repeat.
     randomness_on = bug in ("randomness-on", "randomness-reseeded")
     reseeded = bug == "randomness-reseeded"
+    mode_blind = bug == "randomness-built-in"
     edited_in_place = bug == "batch-edited-in-place"
     fresh = bug == "fresh-batch-each-step"
 
@@ -75,7 +76,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             targets = batch.labels
         loss_fn, outputs = F.cross_entropy, config.classes
 
-    model = MLP(config, outputs)
+    model = MLP(config, outputs, mode_blind=mode_blind)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     run.watch(model, optimizer)
     # The overfit check is meant to run with randomness off: eval mode disables dropout.
@@ -153,6 +154,12 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     model.eval()
     with torch.no_grad():
         eval_loss = loss_fn(model(batch.features), targets).item()
+        # Eval mode twice on the same batch: a model whose randomness eval mode switches off
+        # answers bit for bit the same (NaN weights give NaN both times: the same answer).
+        again = model(batch.features)
+        signature.eval_repeatable = bool(
+            torch.allclose(model(batch.features), again, rtol=0.0, atol=0.0, equal_nan=True)
+        )
     losses = run.values("loss")
     signature.steps_run = len(losses)
     signature.initial_loss = run.first("loss")

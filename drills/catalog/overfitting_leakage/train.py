@@ -22,13 +22,14 @@ from drills.kit.synthetic_classification import (
     TeacherTask,
     build_mlp,
     concat_sets,
+    count_distinct,
     decoded_examples,
     draw_set,
     first_examples,
     make_teacher,
     mean_loss,
     noise_floor,
-    select_rows,
+    repeat_rows,
     sets_digest,
 )
 from drills.kit.tables import table
@@ -173,18 +174,6 @@ def difference_noise(model: nn.Module, first: LabelledSet, second: LabelledSet) 
         ]
     model.train()
     return math.sqrt(float(sum(variances)))
-
-
-def repeat_rows(data: LabelledSet, rows: int) -> LabelledSet:
-    """The examples repeated in turn until there are `rows` of them, each with its label."""
-    if rows == len(data):
-        return data
-    return select_rows(data, torch.arange(rows) % len(data))
-
-
-def count_distinct(features: torch.Tensor) -> int:
-    """How many different examples the rows hold (exact matches count once)."""
-    return len(torch.unique(features, dim=0))
 
 
 def count_duplicates(train_features: torch.Tensor, val_features: torch.Tensor) -> int:

@@ -14,7 +14,15 @@ from drills.catalog.val_below_train.signature import ValBelowTrainSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 EVAL_MODES = ("eval", "train")
-DATA_SPLITS = ("fresh", "easy-val", "trimmed-val", "small-train", "subset-train")
+DATA_SPLITS = (
+    "fresh",
+    "easy-val",
+    "trimmed-val",
+    "small-train",
+    "subset-train",
+    "repeated-rows",
+    "filtered-val",
+)
 
 # Thresholds diagnose() reads the numbers with. Gaps are relative to the eval-mode training loss.
 UNDERFIT_BELOW = 1 / 3  # the model removed under a third of the loss there was to remove
@@ -54,7 +62,7 @@ class ValBelowTrain(Drill):
     )
     # 5: the training subset holds 512 examples, not 640; 6: the trimmed validation set keeps
     # what the teacher is at least 70% sure of, not 62%
-    version = "6"
+    version = "7"
     # Evaluated correctly, dropout/augmentation make online training loss sit above validation.
     healthy = "train-noise"
     signature_type = ValBelowTrainSignature
@@ -94,7 +102,12 @@ class ValBelowTrain(Drill):
             "cleaning: validation drops only the examples the teacher is less than 70% sure "
             "about); small-train (only 128 training examples, seen again and again, few enough "
             "to memorise); subset-train (512 training examples, seen 16 times an epoch: "
-            "fitted better than fresh data, though not by heart).",
+            "fitted better than fresh data, though not by heart); repeated-rows (8,192 training "
+            "rows that hold only 512 examples, each repeated 16 times, as a join that multiplies "
+            "rows leaves a table: seen as often as subset-train's); filtered-val (the "
+            "validation file is an honest draw, but its loader applies a cleaning filter that "
+            "keeps only what the teacher is at least 70% sure about: trimmed-val's very set, "
+            "trimmed on the way in).",
             choices=DATA_SPLITS,
         ),
     )
@@ -208,6 +221,10 @@ class ValBelowTrain(Drill):
         ),
         Observation("train_noise_floor", "... and on the training set"),
         Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
+        Observation("train_examples", "Rows in the training set"),
+        Observation("distinct_train_examples", "Different examples among those rows"),
+        Observation("val_file_rows", "Rows in the validation file, before its loader"),
+        Observation("val_examples", "Examples the validation loader yields"),
     )
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:

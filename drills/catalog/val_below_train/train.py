@@ -23,12 +23,14 @@ from drills.kit.synthetic_classification import (
     TeacherTask,
     build_mlp,
     concat_sets,
+    count_distinct,
     decoded_examples,
     draw_set,
     first_examples,
     make_teacher,
     mean_loss,
     noise_floor,
+    repeat_rows,
     select_rows,
     sets_digest,
 )
@@ -76,14 +78,26 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     teacher = make_teacher(config.task, run.data_rng)
     val_set = draw_set(config.task, teacher, config.val_examples, run.data_rng)
     train_set = draw_set(config.task, teacher, config.train_examples, run.data_rng)
+    val_file_rows = config.val_examples  # the validation file's rows, before any loader
     if config.data == "easy-val":
-        val_set = draw_confident_set(config, teacher, run.data_rng, config.easy_val_confidence)
-    elif config.data == "trimmed-val":
-        val_set = draw_confident_set(config, teacher, run.data_rng, config.trimmed_val_confidence)
+        val_set, _ = draw_confident_set(config, teacher, run.data_rng, config.easy_val_confidence)
+    elif config.data in ("trimmed-val", "filtered-val"):
+        val_set, drawn = draw_confident_set(
+            config, teacher, run.data_rng, config.trimmed_val_confidence
+        )
+        if config.data == "filtered-val":
+            # The file holds every example drawn; the validation loader's cleaning filter keeps
+            # only the sure ones: the very set trimmed-val stores, trimmed on the way in.
+            val_file_rows = drawn
     elif config.data == "small-train":
         train_set = first_examples(train_set, config.small_train_examples)
     elif config.data == "subset-train":
         train_set = first_examples(train_set, config.subset_train_examples)
+    elif config.data == "repeated-rows":
+        # The subset's very examples, each repeated in turn to fill the full set's rows: met as
+        # often per epoch as the subset's, in another order.
+        subset = first_examples(train_set, config.subset_train_examples)
+        train_set = repeat_rows(subset, config.train_examples)
 
     model = build_mlp(
         config.task, config.hidden, dropout=config.dropout, input_noise=config.augment_noise
@@ -138,7 +152,9 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     signature = ValBelowTrainSignature(
         epochs=config.epochs,
         train_examples=len(train_set),
-        val_examples=config.val_examples,
+        distinct_train_examples=count_distinct(train_set.features),
+        val_examples=len(val_set),
+        val_file_rows=val_file_rows,
         online_train_loss=online_loss,
         train_eval_loss=train_eval_loss,
         val_loss=val_loss,
@@ -168,21 +184,22 @@ def draw_confident_set(
     teacher: torch.Tensor,
     generator: torch.Generator,
     confidence: float,
-) -> LabelledSet:
+) -> tuple[LabelledSet, int]:
     """A validation set drawn only where the teacher's top probability is at least `confidence`:
     easier examples than the training set's (labels still drawn from the teacher, so its floor
-    is lower)."""
+    is lower); and how many examples were drawn to find them."""
     kept: list[LabelledSet] = []
-    count = 0
+    count = drawn = 0
     while count < config.val_examples:
         pool = draw_set(config.task, teacher, 4 * config.val_examples, generator)
         sure = pool.teacher_probs.max(dim=1).values >= confidence
         kept.append(select_rows(pool, sure))
         count += int(sure.sum())
+        drawn += len(pool)
     merged = kept[0]
     for part in kept[1:]:
         merged = concat_sets(merged, part)
-    return first_examples(merged, config.val_examples)
+    return first_examples(merged, config.val_examples), drawn
 
 
 def epoch_order(size: int, per_epoch: int, generator: torch.Generator) -> torch.Tensor:
@@ -271,6 +288,8 @@ DATA_NOTES = {
     "trimmed-val": "validation drops the inputs the teacher is least sure about: a bit easier",
     "small-train": "a small training set, seen many times per epoch; validation is fresh",
     "subset-train": "a subset of the training set, seen often each epoch; validation is fresh",
+    "repeated-rows": "training rows that repeat fewer examples; validation is fresh",
+    "filtered-val": "validation drops, on its way in, the inputs the teacher is least sure about",
 }
 
 

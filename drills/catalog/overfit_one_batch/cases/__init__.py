@@ -2,10 +2,11 @@
 does but is measured through noise, and a check that reaches zero on a batch that was not the
 same from step to step. Each plateau has a look-alike from another bug (a batch fetched anew
 at every step stalls where re-shuffled labels do, an output pooled over the batch where a
-broadcast prediction does, an empty batch fails as a fully masked one does). The height where
-the loss stops, what the loss is actually compared with (shapes included), the same weights
-measured without noise, and the batch set beside the first step's tell the causes apart. The
-experiments' readings are in readings.py."""
+broadcast prediction does, an empty batch fails as a fully masked one does, and noise the
+model keeps in eval mode trains exactly as noise the loop left on). The height where the loss
+stops, what the loss is actually compared with (shapes included), the same weights measured
+without noise, eval mode run twice, and the batch set beside the first step's tell the causes
+apart. The experiments' readings are in readings.py."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix,
 from drills.catalog.overfit_one_batch.cases.readings import (
     batch_against_first,
     clean_remeasure,
+    eval_twice,
     memorised_or_not,
     plateau_reading,
     what_the_loss_compares,
@@ -64,6 +66,20 @@ CASE_SET = CaseSet(
             "randomness",
             fix="switch-off-noise",
         ),
+        # noise-left-on's look-alike by construction: the very same steps (the same noise and
+        # the same dropout masks, drawn in the same order), but the loop is sound and the model
+        # is not, so switching to eval mode and dropping the loop's augmentation heals nothing.
+        Cause(
+            "noise-built-into-model",
+            "evaluation",
+            "The model's own dropout and input noise ignore eval mode (dropout called as "
+            "F.dropout without training=self.training, a noise layer that never checks "
+            "self.training): the loop switches to eval mode for the check, but every loss is "
+            "still measured through noise.",
+            {"bug": "randomness-built-in"},
+            "randomness-built-in",
+            fix="make-noise-follow-mode",
+        ),
         Cause(
             "batch-written-into",
             "data",
@@ -110,6 +126,15 @@ CASE_SET = CaseSet(
             shows=("numbers",),
             observations=("final_loss", "eval_loss"),
             reading=clean_remeasure,
+        ),
+        Experiment(
+            "eval-twice",
+            "Run the clean batch twice in eval mode",
+            "Put the final weights in eval mode and pass the clean batch through the model "
+            "twice: are the two outputs the same, bit for bit?",
+            shows=("numbers",),
+            observations=("eval_repeatable",),
+            reading=eval_twice,
         ),
         Experiment(
             "inspect-targets",
@@ -187,6 +212,12 @@ CASE_SET = CaseSet(
             Change(replace={"bug": {"randomness-on": "none"}}),
         ),
         Fix(
+            "make-noise-follow-mode",
+            "Make the model's dropout and noise follow its mode: pass training=self.training to "
+            "F.dropout and add the noise only when self.training is true.",
+            Change(replace={"bug": {"randomness-built-in": "none"}}),
+        ),
+        Fix(
             "copy-the-batch",
             "Clone the batch's tensors before changing them, so the batch the loop reuses stays "
             "as it was loaded.",
@@ -240,6 +271,7 @@ CASES = (
             "labels-reshuffled",
             "loop-is-sound",
             "noise-left-on",
+            "noise-built-into-model",
             "loader-called-each-step",
             "batch-written-into",
         ),
@@ -260,6 +292,7 @@ CASES = (
         CASE_SET,
         causes=(
             "noise-left-on",
+            "noise-built-into-model",
             "loop-is-sound",
             "labels-reshuffled",
             "batch-written-into",

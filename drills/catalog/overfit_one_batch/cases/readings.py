@@ -21,6 +21,14 @@ def clean_remeasure(signature: Mapping[str, Any], error: str | None) -> str:
     return "clean-matches-training"
 
 
+def eval_twice(signature: Mapping[str, Any], error: str | None) -> str:
+    """Two eval-mode passes over the clean batch, compared bit for bit."""
+    repeatable = signature.get("eval_repeatable")
+    if repeatable is None:
+        return "no-model-to-run"
+    return "same-outputs" if repeatable else "outputs-differ"
+
+
 def what_the_loss_compares(signature: Mapping[str, Any], error: str | None) -> str:
     """What the loss is handed: class labels, numeric scores (one prediction per example or
     one for the whole batch), every label masked, or a batch with no example in it."""
@@ -48,8 +56,10 @@ def batch_against_first(signature: Mapping[str, Any], error: str | None) -> str:
 def plateau_reading(signature: Mapping[str, Any], error: str | None) -> str:
     """The drill's reading of the run from its loss alone: the batch check left out, since the
     numbers this experiment shows (the plateau, the reference levels, the weights' movement)
-    say nothing about whether the batch changed."""
-    return DRILL.diagnose({**signature, "batch_changed_steps": None}, error)
+    say nothing about whether the batch changed, nor whether eval mode repeats itself."""
+    return DRILL.diagnose(
+        {**signature, "batch_changed_steps": None, "eval_repeatable": None}, error
+    )
 
 
 def memorised_or_not(signature: Mapping[str, Any], error: str | None) -> str:

@@ -2,7 +2,12 @@
 the logged training curve. Dropout making the logged loss look worse is no bug at all; a
 validation split cleaned of its hardest examples, a model validated with dropout still on, or a
 training subset the model fits better than fresh data are told apart by re-measuring the
-training set and reading the curves.
+training set and reading the curves. The subset has a twin by construction: the same 512
+examples repeated to fill all 8,192 rows, as a join that multiplies rows leaves a table. It is
+met as often each epoch, in another order, and only counting the rows and the different
+examples in them tells the two apart. So has the cleaned split: the very same validation set,
+trimmed by a filter in the validation loader instead of in the file, which only counting the
+file's rows against the loader's tells apart.
 
 The look-alikes are chosen so that the curves alone seldom name the cause (issue 27): the
 cleaned split drops only the examples the teacher is less than 70% sure of (validation 30-41%
@@ -53,6 +58,22 @@ def validation_wobble(signature: Mapping[str, Any], error: str | None) -> str:
     return "steady"
 
 
+def distinct_examples(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether the training rows are as many different examples, or repeat fewer."""
+    rows, distinct = signature.get("train_examples"), signature.get("distinct_train_examples")
+    if rows is None or distinct is None:
+        return "nothing-counted"
+    return "all-rows-different" if distinct == rows else "some-rows-repeat"
+
+
+def validation_file_and_loader(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether the validation loader yields every row of the validation file."""
+    stored, loaded = signature.get("val_file_rows"), signature.get("val_examples")
+    if stored is None or loaded is None:
+        return "nothing-counted"
+    return "loader-drops-rows" if loaded < stored else "loader-yields-every-row"
+
+
 def training_set_size(signature: Mapping[str, Any], error: str | None) -> str:
     examples = signature.get("train_examples") or 0
     return "a-few-hundred-or-less" if examples < FEW_EXAMPLES else "thousands"
@@ -79,6 +100,18 @@ CASE_SET = CaseSet(
             "val-easier",
             fix="draw-validation-like-training",
         ),
+        # easier-validation-split's look-alike by construction: the very validation set, made
+        # by a filter in the loader instead of stored in the file.
+        Cause(
+            "validation-filtered-on-load",
+            "data",
+            "The validation file is an honest draw, but its loader applies a cleaning filter that "
+            "drops the examples the labels are least sure of, so the validation the model sees "
+            "is easier than the training data.",
+            {"data": "filtered-val"},
+            "val-easier",
+            fix="drop-the-loader-filter",
+        ),
         Cause(
             "validation-with-dropout-on",
             "evaluation",
@@ -96,6 +129,19 @@ CASE_SET = CaseSet(
             {"data": "subset-train"},
             "overfits",
             fix="train-on-full-set",
+        ),
+        # memorised-training-set's look-alike by construction: the same 512 examples, met as
+        # often each epoch, only in another order; here they fill all 8,192 rows, so the
+        # training set looks full-sized until its distinct examples are counted.
+        Cause(
+            "rows-repeated",
+            "data",
+            "A join multiplied the rows of the training table: its 8,192 rows hold only 512 "
+            "different examples, seen over and over, and the model fits those better than new "
+            "ones.",
+            {"data": "repeated-rows"},
+            "overfits",
+            fix="rebuild-training-rows",
         ),
     ),
     experiments=(
@@ -126,6 +172,23 @@ CASE_SET = CaseSet(
             reading=training_set_size,
         ),
         Experiment(
+            "count-distinct-examples",
+            "Count the training rows and the different examples in them",
+            "Count the rows of the training set, and how many different examples they hold.",
+            shows=("numbers",),
+            observations=("train_examples", "distinct_train_examples"),
+            reading=distinct_examples,
+        ),
+        Experiment(
+            "validation-file-against-loader",
+            "Compare the validation file with what its loader yields",
+            "Count the rows of the validation file and the examples its loader hands to the "
+            "validation pass.",
+            shows=("numbers",),
+            observations=("val_file_rows", "val_examples"),
+            reading=validation_file_and_loader,
+        ),
+        Experiment(
             "dropout-off",
             "Retrain with dropout off",
             "Train again with the dropout probability set to 0 and read the three curves.",
@@ -147,9 +210,20 @@ CASE_SET = CaseSet(
             Change(replace={"data": {"easy-val": "fresh", "trimmed-val": "fresh"}}),
         ),
         Fix(
+            "drop-the-loader-filter",
+            "Switch off the cleaning filter in the validation loader, so it yields every row of "
+            "the file.",
+            Change(replace={"data": {"filtered-val": "fresh"}}),
+        ),
+        Fix(
             "train-on-full-set",
             "Train on the full set of 8,192 examples instead of a small subset.",
             Change(replace={"data": {"small-train": "fresh", "subset-train": "fresh"}}),
+        ),
+        Fix(
+            "rebuild-training-rows",
+            "Rebuild the training table from its source so that each row is its own example.",
+            Change(replace={"data": {"repeated-rows": "fresh"}}),
         ),
         Fix(
             "remove-dropout",
@@ -184,7 +258,12 @@ CASES = (
         "above the logged training loss, and a reviewer asks whether the split is broken before "
         "you report the numbers.",
         CASE_SET,
-        causes=("nothing-wrong", "validation-with-dropout-on", "memorised-training-set"),
+        causes=(
+            "nothing-wrong",
+            "validation-with-dropout-on",
+            "memorised-training-set",
+            "rows-repeated",
+        ),
     ),
     Case(
         "a-colleagues-validation-set",
@@ -192,7 +271,13 @@ CASES = (
         "A colleague prepared the validation set for your 4-class MLP with dropout. Before you "
         "compare models on it, check the run.",
         CASE_SET,
-        causes=("easier-validation-split", "nothing-wrong", "memorised-training-set"),
+        causes=(
+            "easier-validation-split",
+            "validation-filtered-on-load",
+            "nothing-wrong",
+            "memorised-training-set",
+            "rows-repeated",
+        ),
     ),
     Case(
         "your-own-loop",
@@ -201,6 +286,11 @@ CASES = (
         " a validation pass each epoch. Read the curves and say whether the numbers can be "
         "trusted.",
         CASE_SET,
-        causes=("validation-with-dropout-on", "nothing-wrong", "memorised-training-set"),
+        causes=(
+            "validation-with-dropout-on",
+            "nothing-wrong",
+            "memorised-training-set",
+            "rows-repeated",
+        ),
     ),
 )
