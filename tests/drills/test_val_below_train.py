@@ -356,7 +356,7 @@ def test_rows_repeating_the_subset_train_as_the_subset_does(seed: int) -> None:
     subset = signature(data="subset-train", dropout=0.2, seed=seed)
     for key in ("online_train_loss", "train_eval_loss", "val_loss"):
         assert repeated[key] == pytest.approx(subset[key], rel=0.05), key
-    counts = ("train_examples", "distinct_train_examples")
+    counts = ("train_examples", "distinct_examples")
     assert [repeated[key] for key in counts] == [8192, 512]
     assert [subset[key] for key in counts] == [512, 512]
     assert [signature(seed=seed)[key] for key in counts] == [8192, 8192]

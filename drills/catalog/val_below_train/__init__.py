@@ -222,7 +222,7 @@ class ValBelowTrain(Drill):
         Observation("train_noise_floor", "... and on the training set"),
         Observation("chance_loss", "Loss of guessing uniformly, ln 4"),
         Observation("train_examples", "Rows in the training set"),
-        Observation("distinct_train_examples", "Different examples among those rows"),
+        Observation("distinct_examples", "Different examples among those rows"),
         Observation("val_file_rows", "Rows in the validation file, before its loader"),
         Observation("val_examples", "Examples the validation loader yields"),
     )

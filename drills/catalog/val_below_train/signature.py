@@ -15,7 +15,7 @@ from drills.core.contract import Signature
 class ValBelowTrainSignature(Signature):
     epochs: int | None = None
     train_examples: int | None = None  # rows of the training set
-    distinct_train_examples: int | None = None  # different examples among those rows
+    distinct_examples: int | None = None  # different examples among those rows
     val_file_rows: int | None = None  # rows of the validation file, before its loader
     val_examples: int | None = None
     online_train_loss: float | None = None  # mean of each epoch's batch losses, as logged

@@ -152,7 +152,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     signature = ValBelowTrainSignature(
         epochs=config.epochs,
         train_examples=len(train_set),
-        distinct_train_examples=count_distinct(train_set.features),
+        distinct_examples=count_distinct(train_set.features),
         val_examples=len(val_set),
         val_file_rows=val_file_rows,
         online_train_loss=online_loss,

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.cases.readings import distinct_rows
 
 # A clean held-out loss this far above the training loss is memorising, not the modest gap of a
 # model that generalises (about 0.2 nats here, against 1.5 or more for a few hundred examples).
@@ -46,13 +47,6 @@ def validation_between(signature: Mapping[str, Any], error: str | None) -> str:
     if clean < NO_GAP:
         return "all-level"
     return "nearer-training" if val_gap < HALFWAY * clean else "nearer-held-out"
-
-
-def distinct_rows(signature: Mapping[str, Any], error: str | None) -> str:
-    rows, distinct = signature.get("train_examples"), signature.get("distinct_examples")
-    if rows is None or distinct is None:
-        return "no-numbers"
-    return "some-rows-repeat" if distinct < rows else "all-rows-different"
 
 
 def training_fit(signature: Mapping[str, Any], error: str | None) -> str:

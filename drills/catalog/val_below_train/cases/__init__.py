@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.cases.readings import distinct_rows
 
 # Validation counts as level with the re-scored training loss within this share of it (the
 # drill's own band), and as wobbling when its spread is this many times the steady curve's.
@@ -56,14 +57,6 @@ def validation_wobble(signature: Mapping[str, Any], error: str | None) -> str:
     if val_spread > max(WOBBLE_RATIO * steady, WOBBLE_FLOOR):
         return "jumps"
     return "steady"
-
-
-def distinct_examples(signature: Mapping[str, Any], error: str | None) -> str:
-    """Whether the training rows are as many different examples, or repeat fewer."""
-    rows, distinct = signature.get("train_examples"), signature.get("distinct_train_examples")
-    if rows is None or distinct is None:
-        return "nothing-counted"
-    return "all-rows-different" if distinct == rows else "some-rows-repeat"
 
 
 def validation_file_and_loader(signature: Mapping[str, Any], error: str | None) -> str:
@@ -176,8 +169,8 @@ CASE_SET = CaseSet(
             "Count the training rows and the different examples in them",
             "Count the rows of the training set, and how many different examples they hold.",
             shows=("numbers",),
-            observations=("train_examples", "distinct_train_examples"),
-            reading=distinct_examples,
+            observations=("train_examples", "distinct_examples"),
+            reading=distinct_rows,
         ),
         Experiment(
             "validation-file-against-loader",

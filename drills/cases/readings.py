@@ -1,0 +1,16 @@
+"""Readings that more than one case set gives an experiment: what its run showed, as a short key
+(see Experiment.reading in contract.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def distinct_rows(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether the training rows are as many different examples, or repeat fewer. The drill
+    counts both: `train_examples` rows holding `distinct_examples` different ones."""
+    rows, distinct = signature.get("train_examples"), signature.get("distinct_examples")
+    if rows is None or distinct is None:
+        return "no-numbers"
+    return "some-rows-repeat" if distinct < rows else "all-rows-different"
