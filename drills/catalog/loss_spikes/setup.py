@@ -97,8 +97,8 @@ class MLP(nn.Module):
 
 def dataset_digest(data: Dataset) -> str:
     sha = hashlib.sha256()
+    # The stored labels are left out: the digest is of what training reads.
     for values, fmt in ((data.inputs, "f"), (data.labels, "q"), (data.true_labels, "q")):
-        # (The stored labels are left out: the digest is of what training reads.)
         flat = values.flatten().tolist()
         sha.update(struct.pack(f"<{len(flat)}{fmt}", *flat))
     return sha.hexdigest()
