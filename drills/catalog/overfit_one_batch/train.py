@@ -153,12 +153,12 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     # Re-measure the final weights without training noise, against the true targets.
     model.eval()
     with torch.no_grad():
-        eval_loss = loss_fn(model(batch.features), targets).item()
-        # Eval mode twice on the same batch: a model whose randomness eval mode switches off
-        # answers bit for bit the same (NaN weights give NaN both times: the same answer).
-        again = model(batch.features)
+        measured = model(batch.features)
+        eval_loss = loss_fn(measured, targets).item()
+        # The same batch once more in eval mode: a model whose randomness eval mode switches
+        # off answers bit for bit the same (NaN weights give NaN both times: the same answer).
         signature.eval_repeatable = bool(
-            torch.allclose(model(batch.features), again, rtol=0.0, atol=0.0, equal_nan=True)
+            torch.allclose(measured, model(batch.features), rtol=0.0, atol=0.0, equal_nan=True)
         )
     losses = run.values("loss")
     signature.steps_run = len(losses)
