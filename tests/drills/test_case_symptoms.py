@@ -23,10 +23,6 @@ CASES = all_cases()
 
 # case key -> the share of its draws whose symptom alone decides the cause, at most.
 STILL_DECIDES = {
-    # Up from 0 when each end of a range came to be widened by its own size: a swamped rare
-    # class whose first accuracy (0.08) or final loss (0.159 against 0.200-0.230) lies just off
-    # the healthy run's.
-    "a-screening-classifier": 0.2,
     # Up (from 0.28) when a curve's end became the level it settles at: a fresh batch every step
     # leaves a gradient norm that ends visibly above the reshuffled labels' (0.37-0.47 against
     # 0.10-0.23); the last batch alone had hidden that on two draws, by chance. Then 0.36 with

@@ -149,6 +149,7 @@ def test_every_run_reports_the_same_signature_keys() -> None:
         ({"separation": 0.0}, "separation"),
         ({"input_length": 13}, "input_length"),
         ({"input_length": -1}, "input_length"),
+        ({"loader": "sometimes"}, "loader"),
     ],
 )
 def test_bad_knob_values_are_rejected_by_name(knobs: dict[str, Any], name: str) -> None:
@@ -280,6 +281,11 @@ VERDICTS: list[tuple[dict[str, Any], set[str]]] = [
     # Only 20 rare examples: some seeds find none yet, others half of them, which adds under a
     # point of accuracy (more than luck, too little to matter).
     ({"minority_fraction": 0.01, "separation": 4.0}, {"majority-vote", "inconclusive"}),
+    # A file of equal classes whose loader skips most rare rows: the run of a 5% file, and at
+    # the ends of the file's share and of the separation, what that loaded share gives.
+    ({"minority_fraction": 0.5, "loader": "drops-incomplete"}, {"majority-vote"}),
+    ({"minority_fraction": 0.01, "loader": "drops-incomplete"}, {"majority-vote"}),
+    ({"minority_fraction": 0.5, "loader": "drops-incomplete", "separation": 4.0}, {"aligned"}),
     # Inputs cut short: the loss falls on the letters the model sees, no sequence is right.
     ({"task": "exact-match-clean", "input_length": 8}, {"every-token"}),
     ({"task": "exact-match-clean", "input_length": 10}, {"every-token"}),

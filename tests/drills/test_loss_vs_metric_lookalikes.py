@@ -1,5 +1,6 @@
 """The look-alikes the drill's cases stand on, from real runs: a rare class set apart that
-scores near the majority share by merit, inputs cut short, a learning rate far too small."""
+scores near the majority share by merit, a loader that skips rare rows, inputs cut short, a
+learning rate far too small."""
 
 from typing import Any
 
@@ -29,6 +30,36 @@ def test_a_rare_class_set_apart_is_found_at_an_accuracy_near_the_majority_share(
     assert 0.3 < sig["minority_recall"] < 0.7
     assert 0.03 < sig["predicted_minority_share"] < 0.12
     assert 0.15 < sig["eval_loss"] < 0.25
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_loader_that_skips_rare_rows_trains_the_run_of_a_rarer_file(seed: int) -> None:
+    """Equal classes in the file, 18 of every 19 rare rows skipped on load: training and
+    evaluation see the very rows a file of 5% rare rows gives, step for step. Only the shares
+    counted on the rows before and after the loader tell the two apart."""
+    skipped = run({"minority_fraction": 0.5, "loader": "drops-incomplete"}, seed)
+    rarer = run({"minority_fraction": 0.05}, seed)
+    assert skipped["metrics"] == rarer["metrics"]
+    differ = {
+        key for key, value in skipped["signature"].items() if value != rarer["signature"][key]
+    }
+    assert differ == {"file_minority_share"}
+    assert 0.45 < skipped["signature"]["file_minority_share"] < 0.55
+    for record in (skipped, rarer):
+        assert 0.03 < record["signature"]["loaded_minority_share"] < 0.07
+    assert rarer["signature"]["file_minority_share"] == rarer["signature"]["loaded_minority_share"]
+    assert skipped["inputs"]["eval_class_counts"] == [1900, 100]
+    assert skipped["inputs"]["eval_file_class_counts"] == [1900, 1900]
+    assert rarer["inputs"]["eval_file_class_counts"] == [1900, 100]
+
+
+def test_a_loader_that_skips_rare_rows_keeps_one_rare_example_to_score() -> None:
+    """At the file's rarest share the loader leaves about 1 rare row in 1,900: the evaluation
+    set still holds one, so recall is a number, not a division by zero."""
+    record = run({"minority_fraction": 0.01, "loader": "drops-incomplete"}, 0)
+    assert record["inputs"]["eval_class_counts"] == [1999, 1]
+    assert record["signature"]["loaded_minority_share"] < 0.003
+    assert record["signature"]["minority_recall"] in (0.0, 1.0)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

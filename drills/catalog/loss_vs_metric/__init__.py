@@ -56,7 +56,7 @@ class LossVsMetric(Drill):
         "whole-sequence exact match. Predict what the loss and the metric will do, then run it "
         "and read the confusion matrix or the per-sequence error counts."
     )
-    version = "4"
+    version = "5"
     # The fixed side: balanced classes (minority_fraction=0.5), where accuracy follows the loss.
     healthy = "aligned"
     signature_type = LossVsMetricSignature
@@ -91,6 +91,16 @@ class LossVsMetric(Drill):
             "tasks ignore it.",
             minimum=0.5,
             maximum=4.0,
+        ),
+        Knob(
+            "loader",
+            "choice",
+            "keeps-all",
+            "keeps-all: the loader yields every row of the data file; drops-incomplete: it "
+            "skips rows with an empty field, and in this data 18 of every 19 rare-class rows "
+            "have one (they come from a second source), so training and evaluation see a far "
+            "rarer class than the file holds. The exact-match tasks ignore it.",
+            choices=("keeps-all", "drops-incomplete"),
         ),
         Knob(
             "input_length",
@@ -195,6 +205,12 @@ class LossVsMetric(Drill):
             reference_for=("aligned", "majority-vote", "inconclusive"),
         ),
         Observation("predicted_minority_share", "Share of answers that name the rare class"),
+        Observation("file_minority_share", "Share of rare rows in the training data file"),
+        Observation(
+            "loaded_minority_share",
+            "Share of rare rows among those the loader gave training",
+            "file_minority_share",
+        ),
         Observation(
             "token_accuracy",
             "Letters right",

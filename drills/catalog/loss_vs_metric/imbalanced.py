@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +26,28 @@ class ImbalancedConfig:
     eval_size: int = 2000
     lr: float = 1e-2  # Adam; the drill's `lr` knob (0 is allowed: nothing moves)
     steps: int = 200
+    # "keeps-all": the loader yields every row of the data file; "drops-incomplete": it skips
+    # rows with a field missing, and here the rare class's rows mostly miss one.
+    loader: str = "keeps-all"
+
+
+# The rare rows come from two sources, and the second one leaves a field empty: of every 19
+# rare rows in the file, 18 miss it. Common rows are always complete.
+INCOMPLETE_PER_COMPLETE_RARE = 18
+
+
+def loaded_fraction(config: ImbalancedConfig) -> float:
+    """The rare class's share among the rows the loader yields (the file's share under
+    "keeps-all"). Worked in exact fractions, so that a file of equal classes loaded through
+    "drops-incomplete" yields a share of exactly 0.05, the float a file of 5% rare rows holds,
+    and both draw the very same rows."""
+    if config.loader == "drops-incomplete":
+        rare = Fraction(config.minority_fraction) / (1 + INCOMPLETE_PER_COMPLETE_RARE)
+        return float(rare / (rare + 1 - Fraction(config.minority_fraction)))
+    return config.minority_fraction
+
+
+Batch = tuple[torch.Tensor, torch.Tensor]  # features, labels
 
 
 # --- Imbalanced classes -------------------------------------------------------------------------
@@ -34,7 +57,10 @@ def train_imbalanced(config: ImbalancedConfig, run: Run) -> DrillOutcome:
     # One stream for all the data, drawn in this order: the direction, the evaluation set,
     # then every training batch (so batches would differ if the evaluation set grew).
     generator = run.data_rng
-    fraction = config.minority_fraction
+    fraction = loaded_fraction(config)
+    # The rows the loader skips are drawn from a stream of their own, so that what it yields is
+    # drawn exactly as a file without them would be.
+    skipped = torch.Generator().manual_seed(run.seed)
     direction = torch.randn(config.features, generator=generator)
     direction /= direction.norm()
 
@@ -43,15 +69,50 @@ def train_imbalanced(config: ImbalancedConfig, run: Run) -> DrillOutcome:
         noise = torch.randn(len(labels), config.features, generator=generator)
         return noise + config.separation * labels[:, None].float() * direction
 
-    def next_batch() -> tuple[torch.Tensor, torch.Tensor]:
-        labels = (torch.rand(config.batch, generator=generator) < fraction).long()
-        return features_for(labels), labels
+    def file_rows(labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The rows of the data file that hold these, and which of them are complete: under
+        "drops-incomplete" each complete rare row is followed by the second source's
+        incomplete ones (under "keeps-all" nothing reads the field, so it is not drawn)."""
+        features = features_for(labels)
+        if config.loader == "drops-incomplete":
+            return with_incomplete_rows(features, labels)
+        return features, labels, torch.ones(len(labels), dtype=torch.bool)
 
-    # A fixed evaluation set with exactly the intended class mix.
+    def with_incomplete_rows(
+        features: torch.Tensor, labels: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        spans = labels * INCOMPLETE_PER_COMPLETE_RARE + 1  # file rows per row drawn above
+        complete = torch.zeros(int(spans.sum()), dtype=torch.bool)
+        complete[spans.cumsum(0) - spans] = True
+        file_features = torch.empty(len(complete), config.features)
+        file_features[complete] = features
+        incomplete = torch.randn(int((~complete).sum()), config.features, generator=skipped)
+        file_features[~complete] = incomplete + config.separation * direction
+        return file_features, labels.repeat_interleave(spans), complete
+
+    def load(features: torch.Tensor, labels: torch.Tensor, complete: torch.Tensor) -> Batch:
+        if config.loader == "drops-incomplete":
+            return features[complete], labels[complete]  # the bug: rows with a gap are skipped
+        return features, labels
+
+    # Rows and rare rows of the file training reads, and of what its loader yields.
+    counts = {"file": [0, 0], "loaded": [0, 0]}
+
+    def next_batch() -> Batch:
+        rows = file_rows((torch.rand(config.batch, generator=generator) < fraction).long())
+        batch = load(*rows)
+        for key, labels in (("file", rows[1]), ("loaded", batch[1])):
+            counts[key][0] += len(labels)
+            counts[key][1] += int(labels.sum())
+        return batch
+
+    # A fixed evaluation set whose loaded rows hold exactly the loaded class mix (read through
+    # the same loader as training: under "drops-incomplete" its file holds the file's mix).
     minority = max(1, round(fraction * config.eval_size))
     eval_labels = torch.zeros(config.eval_size, dtype=torch.int64)
     eval_labels[:minority] = 1
-    eval_features = features_for(eval_labels)
+    eval_file = file_rows(eval_labels)
+    eval_features, eval_labels = load(*eval_file)
     majority_share = 1 - minority / config.eval_size
     is_minority = eval_labels == 1
 
@@ -101,6 +162,9 @@ def train_imbalanced(config: ImbalancedConfig, run: Run) -> DrillOutcome:
     signature.accuracy_gain = (found - false_alarms) / config.eval_size
     signature.accuracy_gain_se = math.sqrt(found + false_alarms) / config.eval_size
     signature.best_minority_recall = per_class_recall(best_matrix)[1]
+    # Counted on the rows themselves, not taken from the settings.
+    signature.file_minority_share = counts["file"][1] / counts["file"][0]
+    signature.loaded_minority_share = counts["loaded"][1] / counts["loaded"][0]
     names = ("majority (0)", "minority (1)")
     tables = [
         confusion_table(
@@ -121,8 +185,13 @@ def train_imbalanced(config: ImbalancedConfig, run: Run) -> DrillOutcome:
     ]
     inputs = {
         "shapes": {"features": [config.batch, config.features], "eval": [config.eval_size]},
-        "minority_fraction": fraction,
+        "minority_fraction": config.minority_fraction,
+        "loader": config.loader,
         "eval_class_counts": [config.eval_size - minority, minority],
+        "eval_file_class_counts": [
+            int((eval_file[1] == 0).sum()),
+            int((eval_file[1] == 1).sum()),
+        ],
         "separation": config.separation,
         "examples": [
             {

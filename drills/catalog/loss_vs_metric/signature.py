@@ -26,6 +26,10 @@ class LossVsMetricSignature(Signature):
     accuracy_gain: float | None = None
     accuracy_gain_se: float | None = None  # ... and its standard error, sqrt(found + alarms) / N
     best_minority_recall: float | None = None  # of the best possible classifier
+    # The rare class's share among the training rows of the data file, and among those the
+    # loader yielded (they differ only when the loader skips rows).
+    file_minority_share: float | None = None
+    loaded_minority_share: float | None = None
     # The exact-match task (None in the imbalanced task).
     token_accuracy: float | None = None
     exact_match: float | None = None

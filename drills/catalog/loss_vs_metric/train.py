@@ -26,7 +26,10 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     run = Run(seed, report)
     if knobs["task"] == "imbalanced":
         imbalanced = ImbalancedConfig(
-            knobs["minority_fraction"], separation=knobs["separation"], lr=knobs["lr"]
+            knobs["minority_fraction"],
+            separation=knobs["separation"],
+            lr=knobs["lr"],
+            loader=knobs["loader"],
         )
         return train_imbalanced(imbalanced, run)
     # exact-match-clean: every letter has one answer, so a model can get whole sequences right.
