@@ -14,3 +14,12 @@ def distinct_rows(signature: Mapping[str, Any], error: str | None) -> str:
     if rows is None or distinct is None:
         return "no-numbers"
     return "some-rows-repeat" if distinct < rows else "all-rows-different"
+
+
+def eval_twice(signature: Mapping[str, Any], error: str | None) -> str:
+    """Two eval-mode passes of the trained model over the same data, compared bit for bit
+    (`eval_repeatable`): they differ only when dropout or noise ignores eval mode."""
+    repeatable = signature.get("eval_repeatable")
+    if repeatable is None:
+        return "no-model-to-run"
+    return "same-outputs" if repeatable else "outputs-differ"

@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from drills.kit.mode_blind import ModeBlindDropout, ModeBlindNoise
+
 
 @dataclass(frozen=True)
 class TeacherTask:
@@ -110,16 +112,24 @@ class InputNoise(nn.Module):
 
 
 def build_mlp(
-    task: TeacherTask, hidden: int, *, dropout: float, input_noise: float = 0.0
+    task: TeacherTask,
+    hidden: int,
+    *,
+    dropout: float,
+    input_noise: float = 0.0,
+    mode_blind: bool = False,
 ) -> nn.Sequential:
+    """Mode-blind: the noise and dropout ignore eval mode (drills/kit/mode_blind.py)."""
+    noise_layer = ModeBlindNoise if mode_blind else InputNoise
+    dropout_layer = ModeBlindDropout if mode_blind else nn.Dropout
     return nn.Sequential(
-        InputNoise(input_noise),
+        noise_layer(input_noise),
         nn.Linear(task.features, hidden),
         nn.ReLU(),
-        nn.Dropout(dropout),
+        dropout_layer(dropout),
         nn.Linear(hidden, hidden),
         nn.ReLU(),
-        nn.Dropout(dropout),
+        dropout_layer(dropout),
         nn.Linear(hidden, task.classes),
     )
 
@@ -127,12 +137,14 @@ def build_mlp(
 def mean_loss(model: nn.Module, data: LabelledSet, *, train_mode: bool) -> float:
     """Cross-entropy over a whole set, with dropout and input noise on or off as asked.
 
-    The model's previous mode is restored afterwards, so a measurement never changes training.
+    The model's previous mode is restored afterwards, and any masks or noise the pass draws come
+    from a copy of torch's generator, so a measurement never changes training: the batches that
+    follow draw what they would have drawn without it.
     """
     was_training = model.training
     model.train(train_mode)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
             return float(F.cross_entropy(model(data.features), data.labels))
     finally:
         model.train(was_training)

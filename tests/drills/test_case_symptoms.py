@@ -49,10 +49,14 @@ STILL_DECIDES = {
     # examples as often (the same 512 repeated to fill 8,192 rows): of the subset's draws only
     # seed 0's still decides, its gap just beyond the twin's (-0.0183 against -0.0169). Then
     # a-colleagues-validation-set 0.08 when the trimmed split got a twin as well: the same set,
-    # trimmed by a filter in the validation loader instead of in the file.
-    "better-on-unseen-data": 0.15,
+    # trimmed by a filter in the validation loader instead of in the file. Then
+    # better-on-unseen-data and your-own-loop 0.08 when validation with dropout on got a twin
+    # that validates with the very same masks: dropout built into the model, so eval mode does
+    # not switch it off. What still decides: nothing-wrong's seed-1 draw (its gap 0.188, above
+    # every other cause's) and the subset's seed-0 draw.
+    "better-on-unseen-data": 0.08,
     "a-colleagues-validation-set": 0.08,
-    "your-own-loop": 0.15,
+    "your-own-loop": 0.08,
 }
 
 

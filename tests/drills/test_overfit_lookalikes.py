@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from drills.cases.readings import eval_twice
 from drills.catalog.overfit_one_batch.cases.readings import (
     batch_against_first,
     clean_remeasure,
-    eval_twice,
     what_the_loss_compares,
 )
 from tests.drills.runs import run_drill

@@ -97,8 +97,36 @@ def test_mean_loss_switches_randomness_and_restores_the_mode() -> None:
     assert clean == pytest.approx(expected)
     assert mean_loss(model, data, train_mode=False) == clean  # eval mode is deterministic
     assert not model.training  # restored to eval this time
-    noisy = [mean_loss(model, data, train_mode=True) for _ in range(2)]
-    assert noisy[0] != noisy[1]  # dropout and noise draw fresh masks every call
+    state = torch.get_rng_state()
+    noisy = mean_loss(model, data, train_mode=True)
+    assert noisy != clean  # dropout and noise on
+    # The masks came from a copy of the generator: training draws on as if nothing happened,
+    # and the next measurement, from the generator training has moved on, draws new ones.
+    assert torch.equal(torch.get_rng_state(), state)
+    assert mean_loss(model, data, train_mode=True) == noisy
+    torch.rand(1)  # a training step draws
+    assert mean_loss(model, data, train_mode=True) != noisy
+
+
+def test_a_mode_blind_model_trains_as_a_mode_aware_one_and_ignores_eval_mode() -> None:
+    """Built with layers that ignore eval mode, the model draws the same masks and noise in
+    train mode as the mode-aware one (same weights, same generator state: the same output),
+    and keeps drawing them in eval mode. No noise asked draws nothing, as InputNoise."""
+    data = draw(0, examples=64)
+    outputs = []
+    for mode_blind in (False, True):
+        torch.manual_seed(1)
+        model = build_mlp(TASK, 16, dropout=0.5, input_noise=0.5, mode_blind=mode_blind)
+        torch.manual_seed(2)
+        outputs.append(model(data.features))
+    assert torch.equal(outputs[0], outputs[1])
+    model.eval()
+    with torch.no_grad():
+        assert not torch.equal(model(data.features), model(data.features))
+    no_noise = build_mlp(TASK, 16, dropout=0.0, mode_blind=True)[0]
+    state = torch.get_rng_state()
+    assert torch.equal(no_noise(data.features), data.features)
+    assert torch.equal(torch.get_rng_state(), state)
 
 
 def test_decoded_examples_show_the_teacher_probability_of_the_label() -> None:

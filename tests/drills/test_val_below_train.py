@@ -24,9 +24,10 @@ def run(
     eval_mode: str = "eval",
     seed: int = 0,
     data: str = "fresh",
+    randomness: str = "follows-mode",
 ) -> dict[str, Any]:
     knobs = {"dropout": dropout, "augment_noise": augment_noise, "eval_mode": eval_mode}
-    return run_drill(SLUG, knobs | {"data": data}, seed)
+    return run_drill(SLUG, knobs | {"data": data, "randomness": randomness}, seed)
 
 
 def signature(**kwargs: Any) -> dict[str, Any]:
@@ -152,7 +153,13 @@ def test_every_knob_setting_sees_the_same_data() -> None:
 
 @pytest.mark.parametrize(
     ("knob", "value"),
-    [("dropout", 0.95), ("dropout", -0.1), ("augment_noise", 1.5), ("eval_mode", "test")],
+    [
+        ("dropout", 0.95),
+        ("dropout", -0.1),
+        ("augment_noise", 1.5),
+        ("eval_mode", "test"),
+        ("randomness", "sometimes"),
+    ],
 )
 def test_bad_knob_values_are_rejected_by_name(knob: str, value: object) -> None:
     with pytest.raises(KnobError) as caught:
@@ -293,6 +300,12 @@ VERDICTS = [
     ({"dropout": 0.1}, "train-noise"),
     ({"dropout": 0.8}, "train-noise"),
     ({"dropout": 0.9}, "underfit"),
+    # Dropout or noise built into the model, at the ends of both: eval mode switches nothing off.
+    ({"randomness": "built-in"}, "randomness-built-in"),
+    ({"randomness": "built-in", "dropout": 0.05}, "randomness-built-in"),
+    ({"randomness": "built-in", "dropout": 0.9}, "randomness-built-in"),
+    ({"randomness": "built-in", "dropout": 0.0, "augment_noise": 0.5}, "randomness-built-in"),
+    ({"randomness": "built-in", "dropout": 0.0}, "no-gap"),  # nothing random to build in
 ]
 
 
@@ -374,6 +387,46 @@ def test_a_loader_that_filters_validation_trains_as_a_trimmed_file_does(seed: in
     # Drawn in pools of 8,192 until 2,048 sure ones are found: one pool on these seeds.
     assert [filtered["signature"][key] for key in rows] == [8192, 2048]
     assert [signature(seed=seed)[key] for key in rows] == [2048, 2048]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("source", sorted(RANDOMNESS))
+def test_randomness_built_into_the_model_trains_as_validation_in_train_mode(
+    source: str, seed: int
+) -> None:
+    """Dropout and noise that ignore eval mode draw the same masks in the same order as a loop
+    that validates in train mode (measurements draw from a copy of the generator): the logged
+    and validation curves are equal bit for bit. The re-scored training loss, which neither
+    chart of a case shows, and two eval-mode passes tell them apart."""
+    knobs = RANDOMNESS[source]
+    built_in = run(**knobs, randomness="built-in", seed=seed)
+    train_mode = run(**knobs, eval_mode="train", seed=seed)
+    for name in ("train_online", "val"):
+        assert built_in["metrics"][name] == train_mode["metrics"][name], name
+    assert (
+        built_in["signature"]["eval_repeatable"],
+        train_mode["signature"]["eval_repeatable"],
+    ) == (
+        False,
+        True,
+    )
+    # Re-scored with the randomness on, training sits with the logged curve.
+    lifted = built_in["signature"]["train_eval_loss"] - train_mode["signature"]["train_eval_loss"]
+    assert lifted > 0.1 * train_mode["signature"]["train_eval_loss"]
+    tables = {table["key"]: table for table in built_in["diagnostics"]["tables"]}
+    measured = {row[0]: row for row in tables["measurements"]["rows"]}
+    assert measured["train_eval"][3] is (source == "dropout")
+    assert measured["val"][4] == ("none" if source == "dropout" else "noise std 0.5")
+
+
+def test_a_measurement_leaves_the_masks_training_draws_alone() -> None:
+    """Validation in train mode draws its masks from a copy of torch's generator, so training
+    draws the masks it would draw had validation run in eval mode: the logged curves are equal
+    bit for bit, and only validation differs."""
+    in_train_mode = run(dropout=0.3, eval_mode="train")
+    in_eval_mode = run(dropout=0.3)
+    assert in_train_mode["metrics"]["train_online"] == in_eval_mode["metrics"]["train_online"]
+    assert in_train_mode["metrics"]["val"] != in_eval_mode["metrics"]["val"]
 
 
 # Seeds on which a subset of 640 examples read as sound dropout at dropout 0.3, not as fitted

@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from drills.kit.mode_blind import ModeBlindDropout, ModeBlindNoise
+
 PADDING = -100  # cross_entropy's default ignore_index: a label that does not count
 
 
@@ -76,25 +78,6 @@ class MLP(nn.Module):
         if self.noise is not None:
             x = self.noise(x)
         return self.net(x)  # type: ignore[no-any-return]
-
-
-class ModeBlindDropout(nn.Dropout):
-    """Dropout through the functional form with `training` left at its default, True: it drops
-    units in eval mode too. (nn.Dropout passes self.training; this is the bug.)"""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.dropout(x, self.p)
-
-
-class ModeBlindNoise(nn.Module):
-    """An input-noise layer that never asks self.training: it adds noise in eval mode too."""
-
-    def __init__(self, std: float) -> None:
-        super().__init__()
-        self.std = std
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.std * torch.randn_like(x)
 
 
 def entropy_of_labels(labels: torch.Tensor, classes: int) -> float:

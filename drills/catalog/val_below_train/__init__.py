@@ -14,6 +14,7 @@ from drills.catalog.val_below_train.signature import ValBelowTrainSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
 EVAL_MODES = ("eval", "train")
+RANDOMNESS = ("follows-mode", "built-in")
 DATA_SPLITS = (
     "fresh",
     "easy-val",
@@ -61,8 +62,9 @@ class ValBelowTrain(Drill):
         "dropout adds.)"
     )
     # 5: the training subset holds 512 examples, not 640; 6: the trimmed validation set keeps
-    # what the teacher is at least 70% sure of, not 62%
-    version = "7"
+    # what the teacher is at least 70% sure of, not 62%; 8: measurements draw their masks from
+    # a copy of torch's generator (validation in train mode no longer shifts training's masks)
+    version = "8"
     # Evaluated correctly, dropout/augmentation make online training loss sit above validation.
     healthy = "train-noise"
     signature_type = ValBelowTrainSignature
@@ -91,6 +93,16 @@ class ValBelowTrain(Drill):
             "The mode the model is in while validation runs: eval (correct), or train (the bug: "
             "model.eval() was never called, so dropout and noise stay on).",
             choices=EVAL_MODES,
+        ),
+        Knob(
+            "randomness",
+            "choice",
+            "follows-mode",
+            "follows-mode: dropout and noise are layers that model.eval() switches off; "
+            "built-in (a bug): they are written into the model's forward without asking its "
+            "mode (F.dropout with training left at True), so eval mode switches nothing off and "
+            "every curve is measured with them on.",
+            choices=RANDOMNESS,
         ),
         Knob(
             "data",
@@ -129,6 +141,12 @@ class ValBelowTrain(Drill):
             "Validation runs with dropout and noise still on: the validation curve jumps about "
             "from epoch to epoch and sits up with the logged training loss, above the re-scored "
             "training loss.",
+        ),
+        Hypothesis(
+            "randomness-built-in",
+            "Dropout or noise is built into the model so that eval mode does not switch it "
+            "off: two eval-mode passes over the same data disagree, and every curve, the "
+            "re-scored training loss and validation included, is measured with it on.",
         ),
         Hypothesis(
             "val-easier",
@@ -225,6 +243,7 @@ class ValBelowTrain(Drill):
         Observation("distinct_examples", "Different examples among those rows"),
         Observation("val_file_rows", "Rows in the validation file, before its loader"),
         Observation("val_examples", "Examples the validation loader yields"),
+        Observation("eval_repeatable", "Two eval-mode passes over validation agree"),
     )
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
@@ -233,6 +252,10 @@ class ValBelowTrain(Drill):
         val = signature.get("val_loss")
         if online is None or train_eval is None or val is None:
             return "underfit"  # no numbers: nothing was learned that we could see
+        if signature.get("eval_repeatable") is False:
+            # Every curve carries the randomness, the re-scored training loss too, so none of
+            # the readings below (all made against that curve) holds.
+            return "randomness-built-in"
         learned = signature.get("learned_share")
         if learned is not None and learned < UNDERFIT_BELOW:
             return "underfit"

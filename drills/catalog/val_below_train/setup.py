@@ -27,6 +27,9 @@ class ValBelowTrainConfig:
     dropout: float = 0.5
     augment_noise: float = 0.0  # std of the Gaussian noise added to the inputs in train mode
     eval_mode: str = "eval"  # the mode validation runs in; "train" is the bug
+    # "follows-mode": dropout and noise are layers that eval mode switches off; "built-in":
+    # written into the model so that they ignore its mode (drills/kit/mode_blind.py).
+    randomness: str = "follows-mode"
     data: str = "fresh"  # "easy-val": validation only where the teacher is sure; "small-train"
     task: TeacherTask = field(default_factory=lambda: TeacherTask(features=8, sharpness=6.0))
     # Plenty of data for a small model, so the model generalises and any train/val difference

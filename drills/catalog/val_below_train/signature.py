@@ -17,6 +17,9 @@ class ValBelowTrainSignature(Signature):
     train_examples: int | None = None  # rows of the training set
     distinct_examples: int | None = None  # different examples among those rows
     val_file_rows: int | None = None  # rows of the validation file, before its loader
+    # Two eval-mode passes over the validation set give the same loss, bit for bit: false when
+    # dropout or noise ignores eval mode.
+    eval_repeatable: bool | None = None
     val_examples: int | None = None
     online_train_loss: float | None = None  # mean of each epoch's batch losses, as logged
     train_eval_loss: float | None = None  # the training set re-scored in eval mode

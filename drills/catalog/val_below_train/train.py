@@ -19,6 +19,7 @@ from drills.catalog.val_below_train.signature import ValBelowTrainSignature
 from drills.core.contract import DrillOutcome, Reporter
 from drills.kit.run import Run
 from drills.kit.synthetic_classification import (
+    LabelledSet,
     build_mlp,
     count_distinct,
     mean_loss,
@@ -33,6 +34,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         dropout=knobs["dropout"],
         augment_noise=knobs["augment_noise"],
         eval_mode=knobs["eval_mode"],
+        randomness=knobs["randomness"],
         data=knobs["data"],
     )
     # The run's generators: every knob setting sees the same sets and the same batch order
@@ -41,7 +43,11 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     train_set, val_set, val_file_rows = draw_sets(config, run.data_rng)
 
     model = build_mlp(
-        config.task, config.hidden, dropout=config.dropout, input_noise=config.augment_noise
+        config.task,
+        config.hidden,
+        dropout=config.dropout,
+        input_noise=config.augment_noise,
+        mode_blind=config.randomness == "built-in",
     )
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     run.watch(model, optimizer)
@@ -70,7 +76,8 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         # 1. What most loops print: the mean of this epoch's batch losses, each one taken with
         #    dropout and noise on, from weights that kept improving during the epoch.
         online = statistics.fmean(batch_losses)
-        # 2. The end-of-epoch weights on the same training data, randomness off.
+        # 2. The end-of-epoch weights on the same training data, in eval mode (randomness off,
+        #    unless it is built into the model).
         train_eval = mean_loss(model, train_set, train_mode=False)
         # 3. Validation, in whichever mode the loop (maybe wrongly) leaves the model in.
         val = mean_loss(model, val_set, train_mode=val_in_train_mode)
@@ -96,6 +103,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         distinct_examples=count_distinct(train_set.features),
         val_examples=len(val_set),
         val_file_rows=val_file_rows,
+        eval_repeatable=repeats_in_eval_mode(model, val_set),
         online_train_loss=online_loss,
         train_eval_loss=train_eval_loss,
         val_loss=val_loss,
@@ -118,6 +126,15 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             last_epochs_table(online_tail, train_eval_tail, val_tail, config.epochs),
         ],
     )
+
+
+def repeats_in_eval_mode(model: torch.nn.Module, data: LabelledSet) -> bool:
+    """Whether two eval-mode passes over the set answer bit for bit alike: not when dropout or
+    noise ignores eval mode. (Both passes draw from one copy of torch's generator, so that the
+    second draws anew, and nothing they draw reaches training.)"""
+    model.eval()
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        return torch.equal(model(data.features), model(data.features))
 
 
 def epoch_order(size: int, per_epoch: int, generator: torch.Generator) -> torch.Tensor:
@@ -156,6 +173,8 @@ def spread(values: Sequence[float]) -> float:
 def how_each_loss_is_measured(config: ValBelowTrainConfig) -> dict[str, Any]:
     noise = f"noise std {config.augment_noise:g}" if config.augment_noise > 0 else "none"
     val_train_mode = config.eval_mode == "train"
+    # Built into the model, dropout and noise are on in eval mode too.
+    blind = config.randomness == "built-in"
     return table(
         "measurements",
         "How each curve is measured",
@@ -169,13 +188,20 @@ def how_each_loss_is_measured(config: ValBelowTrainConfig) -> dict[str, Any]:
                 noise,
                 "changing during the epoch",
             ),
-            ("train_eval", "training set", "eval", False, "none", "end of epoch"),
+            (
+                "train_eval",
+                "training set",
+                "eval",
+                blind and config.dropout > 0,
+                noise if blind else "none",
+                "end of epoch",
+            ),
             (
                 "val",
                 "validation set",
                 "train" if val_train_mode else "eval",
-                val_train_mode and config.dropout > 0,
-                noise if val_train_mode else "none",
+                (val_train_mode or blind) and config.dropout > 0,
+                noise if val_train_mode or blind else "none",
                 "end of epoch",
             ),
         ),

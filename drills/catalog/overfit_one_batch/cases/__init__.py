@@ -11,10 +11,10 @@ apart. The experiments' readings are in readings.py."""
 from __future__ import annotations
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.cases.readings import eval_twice
 from drills.catalog.overfit_one_batch.cases.readings import (
     batch_against_first,
     clean_remeasure,
-    eval_twice,
     memorised_or_not,
     plateau_reading,
     what_the_loss_compares,

@@ -21,14 +21,6 @@ def clean_remeasure(signature: Mapping[str, Any], error: str | None) -> str:
     return "clean-matches-training"
 
 
-def eval_twice(signature: Mapping[str, Any], error: str | None) -> str:
-    """Two eval-mode passes over the clean batch, compared bit for bit."""
-    repeatable = signature.get("eval_repeatable")
-    if repeatable is None:
-        return "no-model-to-run"
-    return "same-outputs" if repeatable else "outputs-differ"
-
-
 def what_the_loss_compares(signature: Mapping[str, Any], error: str | None) -> str:
     """What the loss is handed: class labels, numeric scores (one prediction per example or
     one for the whole batch), every label masked, or a batch with no example in it."""

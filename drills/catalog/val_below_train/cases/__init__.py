@@ -7,7 +7,10 @@ examples repeated to fill all 8,192 rows, as a join that multiplies rows leaves 
 met as often each epoch, in another order, and only counting the rows and the different
 examples in them tells the two apart. So has the cleaned split: the very same validation set,
 trimmed by a filter in the validation loader instead of in the file, which only counting the
-file's rows against the loader's tells apart.
+file's rows against the loader's tells apart. And so has validation with dropout on: a model
+whose dropout ignores eval mode draws the very same masks in a loop that does switch to eval
+mode (measurements draw from a copy of torch's generator), and only two eval-mode passes, or
+the training set re-scored in eval mode, tell the two apart.
 
 The look-alikes are chosen so that the curves alone seldom name the cause (issue 27): the
 cleaned split drops only the examples the teacher is less than 70% sure of (validation 30-41%
@@ -22,55 +25,14 @@ easier, on 1 of 20 random seeds: 70% reads as easier on all of 100 at 0.2 and at
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
-from drills.cases.readings import distinct_rows
-
-# Validation counts as level with the re-scored training loss within this share of it (the
-# drill's own band), and as wobbling when its spread is this many times the steady curve's.
-LEVEL_BAND = 0.15
-WOBBLE_RATIO = 3.0
-WOBBLE_FLOOR = 0.002
-# The full training set has 8,192 examples; the subset 512.
-FEW_EXAMPLES = 1000
-
-
-def validation_against_rescored(signature: Mapping[str, Any], error: str | None) -> str:
-    """Where validation sits once the training set is scored the same way (eval mode)."""
-    train_eval, val = signature.get("train_eval_loss"), signature.get("val_loss")
-    if train_eval is None or val is None:
-        return "no-numbers"
-    band = LEVEL_BAND * train_eval
-    if val - train_eval > band:
-        return "validation-above"
-    if train_eval - val > band:
-        return "validation-below"
-    return "level"
-
-
-def validation_wobble(signature: Mapping[str, Any], error: str | None) -> str:
-    """Does validation jump about from epoch to epoch while the weights have nearly stopped?"""
-    val_spread = signature.get("val_spread") or 0.0
-    steady = signature.get("train_eval_spread") or 0.0
-    if val_spread > max(WOBBLE_RATIO * steady, WOBBLE_FLOOR):
-        return "jumps"
-    return "steady"
-
-
-def validation_file_and_loader(signature: Mapping[str, Any], error: str | None) -> str:
-    """Whether the validation loader yields every row of the validation file."""
-    stored, loaded = signature.get("val_file_rows"), signature.get("val_examples")
-    if stored is None or loaded is None:
-        return "nothing-counted"
-    return "loader-drops-rows" if loaded < stored else "loader-yields-every-row"
-
-
-def training_set_size(signature: Mapping[str, Any], error: str | None) -> str:
-    examples = signature.get("train_examples") or 0
-    return "a-few-hundred-or-less" if examples < FEW_EXAMPLES else "thousands"
-
+from drills.cases.readings import distinct_rows, eval_twice
+from drills.catalog.val_below_train.cases.readings import (
+    training_set_size,
+    validation_against_rescored,
+    validation_file_and_loader,
+    validation_wobble,
+)
 
 CASE_SET = CaseSet(
     drill="val-below-train",
@@ -113,6 +75,18 @@ CASE_SET = CaseSet(
             {"eval_mode": "train"},
             "val-in-train-mode",
             fix="validate-in-eval-mode",
+        ),
+        # validation-with-dropout-on's look-alike by construction: the loop switches to eval
+        # mode, but the model's dropout ignores it, so validation draws the very same masks.
+        Cause(
+            "dropout-built-into-model",
+            "evaluation",
+            "The loop calls model.eval() before validating, but the model's dropout is written "
+            "as F.dropout without training=self.training: eval mode switches nothing off, so "
+            "validation is scored with dropout on.",
+            {"randomness": "built-in"},
+            "randomness-built-in",
+            fix="make-dropout-follow-mode",
         ),
         Cause(
             "memorised-training-set",
@@ -182,6 +156,15 @@ CASE_SET = CaseSet(
             reading=validation_file_and_loader,
         ),
         Experiment(
+            "eval-twice",
+            "Run validation twice in eval mode",
+            "Put the final weights in eval mode and pass the validation set through the model "
+            "twice: are the two outputs the same, bit for bit?",
+            shows=("numbers",),
+            observations=("eval_repeatable",),
+            reading=eval_twice,
+        ),
+        Experiment(
             "dropout-off",
             "Retrain with dropout off",
             "Train again with the dropout probability set to 0 and read the three curves.",
@@ -196,6 +179,11 @@ CASE_SET = CaseSet(
             "validate-in-eval-mode",
             "Call model.eval() before the validation pass and model.train() after it.",
             Change(replace={"eval_mode": {"train": "eval"}}),
+        ),
+        Fix(
+            "make-dropout-follow-mode",
+            "Make the model's dropout follow its mode: pass training=self.training to F.dropout.",
+            Change(replace={"randomness": {"built-in": "follows-mode"}}),
         ),
         Fix(
             "draw-validation-like-training",
@@ -236,7 +224,7 @@ CASE_SET = CaseSet(
             {"train_online": "training (as logged)", "val": "validation"},
         ),
     ),
-    base={"augment_noise": 0.0, "eval_mode": "eval", "data": "fresh"},
+    base={"augment_noise": 0.0, "eval_mode": "eval", "data": "fresh", "randomness": "follows-mode"},
     # Dropout from 0.2 (still lifting the logged loss over 15%, the drill's band) to 0.3.
     nuisance={"dropout": (0.2, 0.25, 0.3)},
     symptom_observations=("online_train_loss", "val_loss", "chance_loss"),
@@ -254,6 +242,7 @@ CASES = (
         causes=(
             "nothing-wrong",
             "validation-with-dropout-on",
+            "dropout-built-into-model",
             "memorised-training-set",
             "rows-repeated",
         ),
@@ -281,6 +270,7 @@ CASES = (
         CASE_SET,
         causes=(
             "validation-with-dropout-on",
+            "dropout-built-into-model",
             "nothing-wrong",
             "memorised-training-set",
             "rows-repeated",
