@@ -23,14 +23,6 @@ CASES = all_cases()
 
 # case key -> the share of its draws whose symptom alone decides the cause, at most.
 STILL_DECIDES = {
-    # Up (from 0.28) when a curve's end became the level it settles at: a fresh batch every step
-    # leaves a gradient norm that ends visibly above the reshuffled labels' (0.37-0.47 against
-    # 0.10-0.23); the last batch alone had hidden that on two draws, by chance. Then 0.36 with
-    # each end of a range widened by its own size, and 0.134 (4 of 30 draws, all the fresh
-    # batches') when noise left on got a twin that trains step for step the same run: dropout
-    # and noise built into the model so that eval mode does not switch them off.
-    "a-sanity-check": 0.134,
-    "a-colleagues-overfit-check": 0.134,
     # Up (from 0.1, 0.4 and 0.067) when two curves of one chart came to be read against each
     # other, as anyone reads them (gap:/ratio: features): validation scored with dropout on ends
     # on top of training, the healthy run's well below it. (a-wide-mlp-on-noisy-labels, listed

@@ -15,6 +15,7 @@ from drills.cases.readings import eval_twice
 from drills.catalog.overfit_one_batch.cases.readings import (
     batch_against_first,
     clean_remeasure,
+    loader_calls,
     what_the_loss_compares,
 )
 from tests.drills.runs import run_drill
@@ -46,6 +47,42 @@ def test_a_new_batch_every_step_stalls_at_chance_and_the_batch_check_sees_it(see
     assert edited["changed_tensors"] == "features"
     assert batch_against_first(edited, None) == "features-change"
     assert batch_against_first(shuffled, None) == "same-at-every-step"
+
+
+@pytest.mark.parametrize(
+    ("seed", "knobs"),
+    [
+        (0, {}),
+        (1, {}),
+        (2, {}),
+        # The knobs' edges: one example, no step size, the longest run, a rate that blows up.
+        (0, {"examples": 1}),
+        (0, {"lr": 0.0}),
+        (0, {"steps": 2000}),
+        (0, {"lr": 10.0}),
+    ],
+)
+def test_rows_sliced_with_the_step_train_as_a_new_batch_every_step(
+    seed: int, knobs: dict[str, Any]
+) -> None:
+    """The table the sliced loop reads holds, in order, the very batches a loader called at
+    every step draws: the curves are equal bit for bit and the verdict is the same. Only the
+    loader's calls, counted where the loop makes them, differ."""
+    sliced = record("slice-moves-each-step", seed, **knobs)
+    fetched = record("fresh-batch-each-step", seed, **knobs)
+    assert sliced["metrics"] == fetched["metrics"]
+    assert sliced["observed"] == fetched["observed"]
+    differ = {
+        key
+        for key, value in sliced["signature"].items()
+        if value != fetched["signature"][key] and value == value  # NaN is NaN
+    }
+    assert differ == {"loader_calls"}
+    assert sliced["signature"]["loader_calls"] == 1
+    assert fetched["signature"]["loader_calls"] == fetched["signature"]["steps_run"]
+    assert loader_calls(sliced["signature"], None) == "called-once"
+    assert loader_calls(fetched["signature"], None) == "called-again"
+    assert loader_calls(record("none", seed)["signature"], None) == "called-once"
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -46,6 +46,7 @@ BUGS = (
     "batch-edited-in-place",
     "randomness-reseeded",
     "fresh-batch-each-step",
+    "slice-moves-each-step",
     "batch-averaged-output",
     "empty-slice",
 )
@@ -74,7 +75,7 @@ class OverfitOneBatch(Drill):
         "batch; yours may carry one of several data bugs. Choose a bug, the batch size and the "
         "learning rate, predict where the loss will settle, then run it."
     )
-    version = "4"
+    version = "5"  # 5: the batch sliced with the step counter; the loader's calls counted
     healthy = "fits"
     signature_type = OverfitSignature
     knobs = (
@@ -97,7 +98,9 @@ class OverfitOneBatch(Drill):
             "(the loop itself is sound); input "
             "noise added with += to the features the loop takes from its batch dict each "
             "step; dropout and input noise left on, with torch.manual_seed called before "
-            "every step; a new batch fetched from the loader at every step; the score "
+            "every step; a new batch fetched from the loader at every step; the batch sliced "
+            "from the data table with the step counter, so each step reads the next rows; the "
+            "score "
             "regressed with the output pooled over the batch; the batch sliced from where the "
             "data ends, so it is empty.",
             choices=BUGS,
@@ -152,10 +155,11 @@ class OverfitOneBatch(Drill):
         ),
         Hypothesis(
             "batch-drifts",
-            "The fixed batch is not fixed: something writes into the batch the loop reuses, so "
-            "from the second step on each step reads a batch that differs from the first "
-            "step's (compared bit for bit). Whatever the loss does, and it can fall to zero as "
-            "a healthy run's does, the check is not training on one batch.",
+            "The fixed batch is not fixed: from the second step on each step reads a batch "
+            "that differs from the first step's (compared bit for bit), whether something "
+            "writes into the batch the loop reuses or the loop reads another one. Whatever the "
+            "loss does, and it can fall to zero as a healthy run's does, the check is not "
+            "training on one batch.",
         ),
         Hypothesis(
             "randomness-pinned",
@@ -222,6 +226,7 @@ class OverfitOneBatch(Drill):
         Observation("input_changed_steps", "Steps whose model input differed from the first's"),
         Observation("rng_changed_steps", "Steps that began from another random state"),
         Observation("batch_drift", "How far the batch ended from the one loaded, relative"),
+        Observation("loader_calls", "Times the loop called the data loader"),
     )
     # Scored with diagnose()'s own thresholds: "about zero" is under FITS_BELOW, and a floor is
     # reached within PLATEAU_BAND. Over seeds 0-4 a clean loop ends at 0.000 and shuffled labels

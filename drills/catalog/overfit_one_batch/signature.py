@@ -40,3 +40,4 @@ class OverfitSignature(Signature):
     inputs_augmented: bool | None = None  # the model's input is not the batch itself (noise)
     # ||held features at the end - the batch as loaded|| / ||the batch as loaded||
     batch_drift: float | None = None
+    loader_calls: int | None = None  # counted where the loop calls its loader

@@ -41,6 +41,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     run = Run(seed, report)
     bug, classes = config.bug, config.classes
     batch = make_batch(config, run.data_rng)
+    loader_calls = 1
     regress_score = bug in ("broadcast-target", "batch-averaged-output")
     averaged = bug == "batch-averaged-output"
     # Reseeded, the randomness is on as well: the seed set before each step makes it repeat.
@@ -49,6 +50,15 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     mode_blind = bug == "randomness-built-in"
     edited_in_place = bug == "batch-edited-in-place"
     fresh = bug == "fresh-batch-each-step"
+    sliced = bug == "slice-moves-each-step"
+    if sliced:
+        # The data table the step slices: the loaded batch, then as many rows again as the
+        # other steps read, drawn in the order a fresh loader batch per step would draw them.
+        blocks = [batch, *(make_batch(config, run.data_rng) for _ in range(config.steps - 1))]
+        table = {
+            "features": torch.cat([block.features for block in blocks]),
+            "labels": torch.cat([block.labels for block in blocks]),
+        }
 
     # What the loss compares the predictions with.
     loss_fn: LossFn
@@ -119,7 +129,13 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             # The bug: the loop asks the loader for its next batch at every step, and the
             # loader draws a new one, so no batch is ever seen twice.
             fresh_batch = make_batch(config, run.data_rng)
+            loader_calls += 1
             held = {"features": fresh_batch.features, "labels": fresh_batch.labels}
+        if sliced and step > 0:
+            # The bug, kept from the epoch loop this check was adapted from: the rows are
+            # sliced with the step counter, so each step reads the next rows of the table.
+            rows = slice(step * config.examples, (step + 1) * config.examples)
+            held = {"features": table["features"][rows], "labels": table["labels"][rows]}
         watch.step_starts(held)
         x = held["features"]
         if edited_in_place:
@@ -172,4 +188,5 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     signature.weight_change = relative_weight_change(run.parameter_rows())
     signature.nonfinite_step = run.nonfinite_step
     watch.fill(signature, held, batch.features)
+    signature.loader_calls = loader_calls
     return run.outcome(signature, inputs=inputs, torch_warnings=sorted(torch_warnings))

@@ -3,18 +3,23 @@ does but is measured through noise, and a check that reaches zero on a batch tha
 same from step to step. Each plateau has a look-alike from another bug (a batch fetched anew
 at every step stalls where re-shuffled labels do, an output pooled over the batch where a
 broadcast prediction does, an empty batch fails as a fully masked one does, and noise the
-model keeps in eval mode trains exactly as noise the loop left on). The height where the loss
-stops, what the loss is actually compared with (shapes included), the same weights measured
-without noise, eval mode run twice, and the batch set beside the first step's tell the causes
-apart. The experiments' readings are in readings.py."""
+model keeps in eval mode trains exactly as noise the loop left on). Two bugs are the same run
+by construction: noise kept in eval mode and noise the loop left on, and a batch fetched anew
+at every step and rows sliced with the step counter from a table that holds those very
+batches. The height where the loss stops, what the loss is actually compared with (shapes
+included), the same weights measured without noise, eval mode run twice, the loader's calls
+counted, and the batch set beside the first step's tell the causes apart. The causes are in
+causes.py, the experiments' readings in readings.py."""
 
 from __future__ import annotations
 
-from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
+from drills.cases.contract import Case, CaseSet, Change, Experiment, Fix, ShownChart
 from drills.cases.readings import eval_twice
+from drills.catalog.overfit_one_batch.cases.causes import CAUSES
 from drills.catalog.overfit_one_batch.cases.readings import (
     batch_against_first,
     clean_remeasure,
+    loader_calls,
     memorised_or_not,
     plateau_reading,
     what_the_loss_compares,
@@ -22,101 +27,7 @@ from drills.catalog.overfit_one_batch.cases.readings import (
 
 CASE_SET = CaseSet(
     drill="overfit-one-batch",
-    causes=(
-        Cause(
-            "loop-is-sound",
-            "healthy",
-            "Nothing is wrong: the loop memorises the batch as it should.",
-            {"bug": "none"},
-            "fits",
-            fix="change-nothing",
-        ),
-        Cause(
-            "labels-reshuffled",
-            "data",
-            "The targets are re-permuted every step, so they no longer belong to their inputs.",
-            {"bug": "shuffled-labels"},
-            "labels-detached",
-            fix="keep-pairs-together",
-            exercise="overfit-shuffled-pairs",
-        ),
-        Cause(
-            "shape-mismatch",
-            "loss",
-            "The loss compares an (N, 1) prediction with an (N,) target, which broadcasts to "
-            "every pair of examples.",
-            {"bug": "broadcast-target"},
-            "shape-broadcast",
-            fix="match-shapes",
-        ),
-        Cause(
-            "all-masked",
-            "loss",
-            "Every label is set to the ignore index, so no target counts in the loss.",
-            {"bug": "all-padding"},
-            "nothing-supervised",
-            fix="unmask-labels",
-        ),
-        Cause(
-            "noise-left-on",
-            "evaluation",
-            "Dropout and input noise are still on: the weights have memorised the batch, but "
-            "the logged loss is measured through the noise.",
-            {"bug": "randomness-on"},
-            "randomness",
-            fix="switch-off-noise",
-        ),
-        # noise-left-on's look-alike by construction: the very same steps (the same noise and
-        # the same dropout masks, drawn in the same order), but the loop is sound and the model
-        # is not, so switching to eval mode and dropping the loop's augmentation heals nothing.
-        Cause(
-            "noise-built-into-model",
-            "evaluation",
-            "The model's own dropout and input noise ignore eval mode (dropout called as "
-            "F.dropout without training=self.training, a noise layer that never checks "
-            "self.training): the loop switches to eval mode for the check, but every loss is "
-            "still measured through noise.",
-            {"bug": "randomness-built-in"},
-            "randomness-built-in",
-            fix="make-noise-follow-mode",
-        ),
-        Cause(
-            "batch-written-into",
-            "data",
-            "Code in the loop writes into the batch it reuses (noise added in place to its "
-            "features), so each step trains on a batch that has drifted further from the one "
-            "loaded.",
-            {"bug": "batch-edited-in-place"},
-            "batch-drifts",
-            fix="copy-the-batch",
-        ),
-        Cause(
-            "loader-called-each-step",
-            "data",
-            "The loop asks the loader for a batch at every step instead of reusing the first, "
-            "and the loader hands out a new one each time: no batch is ever seen twice.",
-            {"bug": "fresh-batch-each-step"},
-            "batch-drifts",
-            fix="reuse-the-first-batch",
-        ),
-        Cause(
-            "output-pooled-over-batch",
-            "loss",
-            "The model's output is averaged over the batch dimension before the loss, so one "
-            "prediction stands for every example.",
-            {"bug": "batch-averaged-output"},
-            "batch-averaged",
-            fix="one-output-per-example",
-        ),
-        Cause(
-            "batch-sliced-empty",
-            "data",
-            "The one batch is sliced from where the data ends, so it holds no example at all.",
-            {"bug": "empty-slice"},
-            "nothing-supervised",
-            fix="slice-from-the-start",
-        ),
-    ),
+    causes=CAUSES,
     experiments=(
         Experiment(
             "clean-remeasure",
@@ -126,6 +37,15 @@ CASE_SET = CaseSet(
             shows=("numbers",),
             observations=("final_loss", "eval_loss"),
             reading=clean_remeasure,
+        ),
+        Experiment(
+            "count-loader-calls",
+            "Count the loader's calls",
+            "Put a counter in the data loader and report how many times the loop called it "
+            "over the run.",
+            shows=("numbers",),
+            observations=("loader_calls",),
+            reading=loader_calls,
         ),
         Experiment(
             "eval-twice",
@@ -229,6 +149,12 @@ CASE_SET = CaseSet(
             Change(replace={"bug": {"fresh-batch-each-step": "none"}}),
         ),
         Fix(
+            "slice-the-same-rows",
+            "Slice the same first rows at every step (data[:n]), not rows that move with the "
+            "step counter.",
+            Change(replace={"bug": {"slice-moves-each-step": "none"}}),
+        ),
+        Fix(
             "one-output-per-example",
             "Drop the pooling over the batch dimension and squeeze the output to (N,), so each "
             "example gets its own prediction.",
@@ -273,6 +199,7 @@ CASES = (
             "noise-left-on",
             "noise-built-into-model",
             "loader-called-each-step",
+            "slice-follows-the-step",
             "batch-written-into",
         ),
     ),
@@ -297,6 +224,7 @@ CASES = (
             "labels-reshuffled",
             "batch-written-into",
             "loader-called-each-step",
+            "slice-follows-the-step",
         ),
     ),
     Case(

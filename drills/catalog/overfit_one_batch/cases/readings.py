@@ -21,6 +21,14 @@ def clean_remeasure(signature: Mapping[str, Any], error: str | None) -> str:
     return "clean-matches-training"
 
 
+def loader_calls(signature: Mapping[str, Any], error: str | None) -> str:
+    """How often the loop called its loader: once for the one batch, or at every step."""
+    calls = signature.get("loader_calls")
+    if calls is None:
+        return "no-count"
+    return "called-once" if calls == 1 else "called-again"
+
+
 def what_the_loss_compares(signature: Mapping[str, Any], error: str | None) -> str:
     """What the loss is handed: class labels, numeric scores (one prediction per example or
     one for the whole batch), every label masked, or a batch with no example in it."""
