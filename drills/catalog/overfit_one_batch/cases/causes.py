@@ -92,7 +92,8 @@ CAUSES = (
         "seen twice.",
         {"bug": "slice-moves-each-step"},
         "batch-drifts",
-        fix="slice-the-same-rows",
+        # The fix of the empty slice mends this one too: both slice elsewhere than data[:n].
+        fix="slice-from-the-start",
     ),
     Cause(
         "output-pooled-over-batch",
