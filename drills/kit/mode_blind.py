@@ -31,3 +31,17 @@ class ModeBlindNoise(nn.Module):
         if self.std > 0:  # as the mode-aware layer, no noise asked draws nothing
             return x + self.std * torch.randn_like(x)
         return x
+
+
+def repeats_in_eval_mode(
+    model: nn.Module, inputs: torch.Tensor, first: torch.Tensor | None = None
+) -> bool:
+    """Whether the model in eval mode answers the inputs bit for bit alike twice: not when its
+    dropout or noise ignores eval mode. `first` is an eval-mode answer already computed, which
+    spares a pass; NaN answers count as alike (the same answer). The passes draw from a copy
+    of torch's generator, so nothing they draw reaches training."""
+    model.eval()
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        if first is None:
+            first = model(inputs)
+        return bool(torch.allclose(first, model(inputs), rtol=0.0, atol=0.0, equal_nan=True))

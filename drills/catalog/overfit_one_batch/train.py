@@ -28,6 +28,7 @@ from drills.catalog.overfit_one_batch.setup import (
 from drills.catalog.overfit_one_batch.signature import OverfitSignature
 from drills.core.contract import DrillError, DrillOutcome, Reporter
 from drills.kit.audit import relative_weight_change, total_grad_norm
+from drills.kit.mode_blind import repeats_in_eval_mode
 from drills.kit.run import Run
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -173,9 +174,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         eval_loss = loss_fn(measured, targets).item()
         # The same batch once more in eval mode: a model whose randomness eval mode switches
         # off answers bit for bit the same (NaN weights give NaN both times: the same answer).
-        signature.eval_repeatable = bool(
-            torch.allclose(measured, model(batch.features), rtol=0.0, atol=0.0, equal_nan=True)
-        )
+        signature.eval_repeatable = repeats_in_eval_mode(model, batch.features, first=measured)
     losses = run.values("loss")
     signature.steps_run = len(losses)
     signature.initial_loss = run.first("loss")

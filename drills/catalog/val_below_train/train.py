@@ -17,9 +17,9 @@ import torch.nn.functional as F
 from drills.catalog.val_below_train.setup import ValBelowTrainConfig, describe_inputs, draw_sets
 from drills.catalog.val_below_train.signature import ValBelowTrainSignature
 from drills.core.contract import DrillOutcome, Reporter
+from drills.kit.mode_blind import repeats_in_eval_mode
 from drills.kit.run import Run
 from drills.kit.synthetic_classification import (
-    LabelledSet,
     build_mlp,
     count_distinct,
     mean_loss,
@@ -103,7 +103,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         distinct_examples=count_distinct(train_set.features),
         val_examples=len(val_set),
         val_file_rows=val_file_rows,
-        eval_repeatable=repeats_in_eval_mode(model, val_set),
+        eval_repeatable=repeats_in_eval_mode(model, val_set.features),
         online_train_loss=online_loss,
         train_eval_loss=train_eval_loss,
         val_loss=val_loss,
@@ -126,15 +126,6 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
             last_epochs_table(online_tail, train_eval_tail, val_tail, config.epochs),
         ],
     )
-
-
-def repeats_in_eval_mode(model: torch.nn.Module, data: LabelledSet) -> bool:
-    """Whether two eval-mode passes over the set answer bit for bit alike: not when dropout or
-    noise ignores eval mode. (Both passes draw from one copy of torch's generator, so that the
-    second draws anew, and nothing they draw reaches training.)"""
-    model.eval()
-    with torch.no_grad(), torch.random.fork_rng(devices=[]):
-        return torch.equal(model(data.features), model(data.features))
 
 
 def epoch_order(size: int, per_epoch: int, generator: torch.Generator) -> torch.Tensor:
