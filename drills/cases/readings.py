@@ -23,3 +23,9 @@ def eval_twice(signature: Mapping[str, Any], error: str | None) -> str:
     if repeatable is None:
         return "no-model-to-run"
     return "same-outputs" if repeatable else "outputs-differ"
+
+
+def shared_examples(signature: Mapping[str, Any], error: str | None) -> str:
+    """Whether an exact-match search finds validation examples among the training ones
+    (`duplicates_found`)."""
+    return "some-shared" if (signature.get("duplicates_found") or 0) > 0 else "none-shared"

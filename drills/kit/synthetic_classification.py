@@ -84,6 +84,15 @@ def count_distinct(features: torch.Tensor) -> int:
     return len(torch.unique(features, dim=0))
 
 
+def exact_matches(table: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """A mask over `rows`: the row's features occur, bit for bit, somewhere in `table`.
+
+    The check worth running on any split before trusting its validation loss."""
+    # Give every distinct row an id, then ask which of the rows' ids also occur in the table.
+    _, ids = torch.unique(torch.cat([table, rows]), dim=0, return_inverse=True)
+    return torch.isin(ids[len(table) :], ids[: len(table)])
+
+
 def noise_floor(data: LabelledSet) -> float:
     """The teacher's expected cross-entropy on these inputs: the mean entropy of its probabilities.
 

@@ -1,11 +1,11 @@
 """The symptom alone must not decide a case's cause (drills/cases/symptoms.py), measured on the
 stored features of real runs: five draws per cause, both ends of every nuisance range.
 
-Today most cases still fall short: the causes of many case sets differ on the first screen by
+No case may decide on any draw. Where the causes of a set differed on the first screen by
 construction (a run that crashes, a task only one cause uses, a loss at zero against one at
-chance). Their shares are listed below as debt: a case's share may only fall, and a case whose
-share reaches 0 must leave the list. The one way up is a more faithful reading of what the
-first screen shows, and the list says so where it happened.
+chance), each such cause got a look-alike: most are the very same run by construction (the same
+sets, batches and masks, a bug the curves cannot see), told apart only by what an experiment
+measures.
 """
 
 from __future__ import annotations
@@ -21,36 +21,6 @@ from drills.cases.symptoms import consistent, deciding_share
 
 CASES = all_cases()
 
-# case key -> the share of its draws whose symptom alone decides the cause, at most.
-STILL_DECIDES = {
-    # Up (from 0.1, 0.4 and 0.067) when two curves of one chart came to be read against each
-    # other, as anyone reads them (gap:/ratio: features): validation scored with dropout on ends
-    # on top of training, the healthy run's well below it. (a-wide-mlp-on-noisy-labels, listed
-    # with them, left the list when its small set memorised got a look-alike: many rows
-    # repeating the same few examples.)
-    # Up (0.267, 0.4, 0.267) when each end of a range came to be widened by its own size. Then
-    # 0.2, 0.533 and 0.2 when the training subset went from 640 examples to 512, so that it
-    # reads as fitted more often (at 640 it read as sound dropout on 4 of 20 random seeds at
-    # dropout 0.3, and a learner who drew one was marked wrong for reading the run right; 512
-    # still does on 19 of 300: tests/drills/test_case_strays.py).
-    # Then a-colleagues-validation-set 0.533 -> 0.667 when the trimmed validation set kept what
-    # the teacher is 70% sure of, not 62%, so that it reads as easier on every seed (at 0.62 it
-    # read as sound dropout on 1 of 20 random seeds, at 0.66 on 1 of 60): its validation now
-    # ends below every sound run's on all five draws.
-    # Then 0.15, 0.35 and 0.15 when the memorised subset got a twin that trains on its very
-    # examples as often (the same 512 repeated to fill 8,192 rows): of the subset's draws only
-    # seed 0's still decides, its gap just beyond the twin's (-0.0183 against -0.0169). Then
-    # a-colleagues-validation-set 0.08 when the trimmed split got a twin as well: the same set,
-    # trimmed by a filter in the validation loader instead of in the file. Then
-    # better-on-unseen-data and your-own-loop 0.08 when validation with dropout on got a twin
-    # that validates with the very same masks: dropout built into the model, so eval mode does
-    # not switch it off. What still decides: nothing-wrong's seed-1 draw (its gap 0.188, above
-    # every other cause's) and the subset's seed-0 draw.
-    "better-on-unseen-data": 0.08,
-    "a-colleagues-validation-set": 0.08,
-    "your-own-loop": 0.08,
-}
-
 
 def test_the_symptom_table_holds_five_draws_of_every_cause() -> None:
     table = symptoms.stored_table()
@@ -60,17 +30,12 @@ def test_the_symptom_table_holds_five_draws_of_every_cause() -> None:
         assert all(len(draws) == len(symptoms.SEEDS) for draws in rows.values()), case_set.drill
 
 
-def test_the_debt_names_only_cases_the_pool_offers() -> None:
-    """A case retired for deciding on sight leaves the list with it (a-quick-sweep did)."""
-    assert set(STILL_DECIDES) <= {case.key for case in CASES}
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.key)
-def test_the_symptom_decides_no_more_draws_than_listed(case: Case) -> None:
-    share = symptoms.case_share(case)
-    assert share <= STILL_DECIDES.get(case.key, 0.0) + 1e-9, (case.key, share)
-    if case.key in STILL_DECIDES:
-        assert share > 0, f"{case.key} no longer decides: take it off STILL_DECIDES"
+def test_the_symptom_alone_decides_no_draw(case: Case) -> None:
+    """Every case: each draw of each cause is consistent with another cause of the case.
+    `python -m drills cases why CASE` names the draws that stand out and the numbers that
+    set them apart."""
+    assert symptoms.case_share(case) == 0.0
 
 
 def test_a_draw_outside_every_other_causes_range_decides() -> None:

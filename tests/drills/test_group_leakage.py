@@ -13,12 +13,12 @@ import torch
 from drills.catalog.group_leakage.audit import (
     NEAR_COPY_DISTANCE,
     clustered_variance,
-    exact_matches,
     near_copies_of,
     shared_users,
 )
 from drills.catalog.group_leakage.problem import make_population, make_users, write_reviews
 from drills.core.registry import get_drill
+from drills.kit.synthetic_classification import exact_matches
 from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2, 3, 4)

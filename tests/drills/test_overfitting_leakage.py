@@ -7,10 +7,9 @@ import torch
 
 from drills.cases.outcomes import nuisance_corners
 from drills.catalog.overfitting_leakage.cases import CASE_SET
-from drills.catalog.overfitting_leakage.train import count_duplicates
 from drills.core.knobs import KnobError, resolve_knobs
 from drills.core.registry import get_drill
-from drills.kit.synthetic_classification import count_distinct
+from drills.kit.synthetic_classification import count_distinct, exact_matches
 from tests.drills.runs import run_drill
 
 SEEDS = (0, 1, 2)
@@ -181,7 +180,7 @@ def test_count_distinct_counts_each_repeated_row_once() -> None:
     assert count_distinct(rows) == 3
 
 
-def test_count_duplicates_matches_a_loop() -> None:
+def test_exact_matches_match_a_loop() -> None:
     generator = torch.Generator().manual_seed(0)
     train = torch.randn(30, 4, generator=generator)
     val = torch.randn(12, 4, generator=generator)
@@ -189,7 +188,7 @@ def test_count_duplicates_matches_a_loop() -> None:
     val[9] = train[4] + torch.tensor([0.0, 0.0, 0.0, 1e-6])  # close is not a duplicate
     rows = {tuple(row) for row in train.tolist()}
     expected = sum(tuple(row) in rows for row in val.tolist())
-    assert count_duplicates(train, val) == expected == 3
+    assert int(exact_matches(train, val).sum()) == expected == 3
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """The three audits of a split, and the chance spread of a loss over rows that come in users.
 
-An exact-match audit looks for validation rows whose features occur, bit for bit, in training.
+An exact-match audit (`exact_matches`, in the kit: val-below-train and overfitting-leakage count
+with it too) looks for validation rows whose features occur, bit for bit, in training.
 A user audit looks for validation rows whose user also wrote training rows. A near-copy audit
 looks for validation rows with a training row closer than a small distance: the feature
 rounding or text normalisation a real audit would do, done as a distance so that a copy that
@@ -19,12 +20,6 @@ import torch
 # 5e-5 per pair (chi-squared with 4 degrees of freedom below 0.02), about 0.04 false finds in a
 # run of the default size. So a row closer than this is a copy, and a copy is closer than this.
 NEAR_COPY_DISTANCE = 0.2
-
-
-def exact_matches(train: torch.Tensor, validation: torch.Tensor) -> torch.Tensor:
-    """A mask over validation rows: the row's features occur exactly in training."""
-    _, ids = torch.unique(torch.cat([train, validation]), dim=0, return_inverse=True)
-    return torch.isin(ids[len(train) :], ids[: len(train)])
 
 
 def shared_users(train_users: torch.Tensor, validation_users: torch.Tensor) -> torch.Tensor:

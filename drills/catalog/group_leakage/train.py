@@ -16,7 +16,6 @@ from torch import nn
 
 from drills.catalog.group_leakage.audit import (
     difference_noise,
-    exact_matches,
     near_copies_of,
     shared_users,
 )
@@ -36,6 +35,7 @@ from drills.catalog.group_leakage.report import audit_table, describe_inputs, lo
 from drills.catalog.group_leakage.signature import GroupLeakageSignature
 from drills.core.contract import DrillOutcome, Reporter
 from drills.kit.run import Run
+from drills.kit.synthetic_classification import exact_matches
 
 COPY_ACCOUNTS = 1_000_000  # account ids of near copies start here, far above every real user
 

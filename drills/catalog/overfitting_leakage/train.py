@@ -25,6 +25,7 @@ from drills.kit.synthetic_classification import (
     count_distinct,
     decoded_examples,
     draw_set,
+    exact_matches,
     first_examples,
     make_teacher,
     mean_loss,
@@ -119,7 +120,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
     best = min(range(len(val_losses)), key=val_losses.__getitem__)
     best_clean = min(range(len(clean_losses)), key=clean_losses.__getitem__)
     final_train, final_val, final_clean = (settled(run, name) for name in ("train", "val", "clean"))
-    duplicates = count_duplicates(train_set.features, val_set.features)
+    duplicates = int(exact_matches(train_set.features, val_set.features).sum())
     signature = OverfittingSignature(
         train_examples=len(train_set),
         distinct_examples=count_distinct(train_set.features),
@@ -145,7 +146,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         chance_loss=math.log(config.task.classes),
         expected_optimism=duplicates / config.val_examples * (final_clean - final_train),
     )
-    clean_duplicates = count_duplicates(train_set.features, clean_set.features)
+    clean_duplicates = int(exact_matches(train_set.features, clean_set.features).sum())
     return run.outcome(
         signature,
         inputs=describe_inputs(train_set, val_set, clean_set, leaked),
@@ -174,17 +175,6 @@ def difference_noise(model: nn.Module, first: LabelledSet, second: LabelledSet) 
         ]
     model.train()
     return math.sqrt(float(sum(variances)))
-
-
-def count_duplicates(train_features: torch.Tensor, val_features: torch.Tensor) -> int:
-    """How many validation examples also appear, exactly, among the training examples.
-
-    The check worth running on any real split before trusting its validation loss.
-    """
-    # Give every distinct row an id, then ask which validation ids also occur in training.
-    _, ids = torch.unique(torch.cat([train_features, val_features]), dim=0, return_inverse=True)
-    train_ids, val_ids = ids[: len(train_features)], ids[len(train_features) :]
-    return int(torch.isin(val_ids, train_ids).sum())
 
 
 def checkpoint_table(signature: OverfittingSignature) -> dict[str, Any]:

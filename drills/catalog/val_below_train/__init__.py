@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from drills.catalog.val_below_train.reading import diagnose as read_run
 from drills.catalog.val_below_train.signature import ValBelowTrainSignature
 from drills.core.contract import Chart, Drill, Hypothesis, Knob, Observation
 
@@ -23,22 +24,9 @@ DATA_SPLITS = (
     "subset-train",
     "repeated-rows",
     "filtered-val",
+    "val-from-train",
 )
 
-# Thresholds diagnose() reads the numbers with. Gaps are relative to the eval-mode training loss.
-UNDERFIT_BELOW = 1 / 3  # the model removed under a third of the loss there was to remove
-GAP_BAND = 0.15  # curves within 15% of the eval-mode training loss count as lying together
-# The weights improve during an epoch, so even with nothing random on the logged loss sits a
-# little above the re-scored one: 0.0005-0.0017 nats on seeds 0-4, every data setting. A lift
-# over 0.005 nats is something random switched on (dropout 0.005 already adds about that much).
-DRIFT_NATS = 0.005
-# Two independent sets of this task differ by up to 6% of the loss (validation against the
-# re-scored training loss, nothing random on, seeds 0-4): validation counts as below the logged
-# curve when it sits more than 8% of the loss under it.
-BELOW_LOGGED = 0.08
-# Validation wobbling 3x more than the eval-mode training curve is measurement noise...
-NOISY_RATIO = 3.0
-NOISY_FLOOR = 0.002  # ...and by more than this many nats, so two flat curves never count as noisy
 # The verdicts under which the model learned the teacher without memorising its training set,
 # so the re-scored training loss should sit at the training set's floor.
 LEARNED_THE_TEACHER = ("no-gap", "train-noise", "val-in-train-mode", "val-easier", "inconclusive")
@@ -63,8 +51,10 @@ class ValBelowTrain(Drill):
     )
     # 5: the training subset holds 512 examples, not 640; 6: the trimmed validation set keeps
     # what the teacher is at least 70% sure of, not 62%; 8: measurements draw their masks from
-    # a copy of torch's generator (validation in train mode no longer shifts training's masks)
-    version = "8"
+    # a copy of torch's generator (validation in train mode no longer shifts training's masks);
+    # 9: a smaller set is repeated to fill the epoch and shuffled as a whole, not reshuffled
+    # each time it is used up (repeated-rows now trains subset-train's very batches)
+    version = "9"
     # Evaluated correctly, dropout/augmentation make online training loss sit above validation.
     healthy = "train-noise"
     signature_type = ValBelowTrainSignature
@@ -119,7 +109,9 @@ class ValBelowTrain(Drill):
             "rows leaves a table: seen as often as subset-train's); filtered-val (the "
             "validation file is an honest draw, but its loader applies a cleaning filter that "
             "keeps only what the teacher is at least 70% sure about: trimmed-val's very set, "
-            "trimmed on the way in).",
+            "trimmed on the way in); val-from-train (the validation rows were cut from the "
+            "training table but never removed from it: validation scores examples the model "
+            "trains on).",
             choices=DATA_SPLITS,
         ),
     )
@@ -147,6 +139,12 @@ class ValBelowTrain(Drill):
             "Dropout or noise is built into the model so that eval mode does not switch it "
             "off: two eval-mode passes over the same data disagree, and every curve, the "
             "re-scored training loss and validation included, is measured with it on.",
+        ),
+        Hypothesis(
+            "val-leaks",
+            "The validation rows are also training rows (cut from the training table, never "
+            "removed from it): validation scores examples the model trains on, so wherever it "
+            "sits against the training curves, it says nothing about new data.",
         ),
         Hypothesis(
             "val-easier",
@@ -243,44 +241,12 @@ class ValBelowTrain(Drill):
         Observation("distinct_examples", "Different examples among those rows"),
         Observation("val_file_rows", "Rows in the validation file, before its loader"),
         Observation("val_examples", "Examples the validation loader yields"),
+        Observation("duplicates_found", "Validation examples found verbatim in training"),
         Observation("eval_repeatable", "Two eval-mode passes over validation agree"),
     )
 
     def diagnose(self, signature: Mapping[str, Any], error: str | None) -> str:
-        online = signature.get("online_train_loss")
-        train_eval = signature.get("train_eval_loss")
-        val = signature.get("val_loss")
-        if online is None or train_eval is None or val is None:
-            return "underfit"  # no numbers: nothing was learned that we could see
-        if signature.get("eval_repeatable") is False:
-            # Every curve carries the randomness, the re-scored training loss too, so none of
-            # the readings below (all made against that curve) holds.
-            return "randomness-built-in"
-        learned = signature.get("learned_share")
-        if learned is not None and learned < UNDERFIT_BELOW:
-            return "underfit"
-        band = GAP_BAND * train_eval
-        lift = online - train_eval  # what dropout and noise add to the logged loss
-        if val - train_eval > band:
-            # Validated in train mode, validation pays what the logged loss pays (it sits with
-            # it) and draws new masks every pass (it wobbles); a model that memorised its
-            # training set leaves validation above both, on a steady curve or a rising one.
-            val_spread = signature.get("val_spread") or 0.0
-            steady_spread = signature.get("train_eval_spread") or 0.0
-            noisy = val_spread > max(NOISY_RATIO * steady_spread, NOISY_FLOOR)
-            if noisy and abs(val - online) <= band and lift > DRIFT_NATS:
-                # Validation wobbles with the logged loss: not memorising, whatever the lift.
-                return "val-in-train-mode" if lift > band else "inconclusive"
-            return "overfits"
-        if train_eval - val > band:
-            return "val-easier"
-        if lift <= DRIFT_NATS:
-            return "no-gap"  # only the drift of the weights within an epoch
-        if lift > band and online - val > BELOW_LOGGED * train_eval:
-            return "train-noise"
-        # Something random is on, but too little to show validation clearly below the logged
-        # curve because of it (a lift under the band, or validation level with the logged loss).
-        return "inconclusive"
+        return read_run(signature, error)
 
 
 DRILL = ValBelowTrain()

@@ -30,7 +30,7 @@ class ValBelowTrainConfig:
     # "follows-mode": dropout and noise are layers that eval mode switches off; "built-in":
     # written into the model so that they ignore its mode (drills/kit/mode_blind.py).
     randomness: str = "follows-mode"
-    data: str = "fresh"  # "easy-val": validation only where the teacher is sure; "small-train"
+    data: str = "fresh"  # the sets' source (DATA_SPLITS in __init__.py; see draw_sets)
     task: TeacherTask = field(default_factory=lambda: TeacherTask(features=8, sharpness=6.0))
     # Plenty of data for a small model, so the model generalises and any train/val difference
     # comes from how the losses are measured, not from overfitting.
@@ -76,6 +76,11 @@ def draw_sets(
         train_set = first_examples(train_set, config.small_train_examples)
     elif config.data == "subset-train":
         train_set = first_examples(train_set, config.subset_train_examples)
+    elif config.data == "val-from-train":
+        # Validation cut from the training table's first rows, which stay in training: the
+        # sets and the batches are the fresh setting's draws, so training is that run's, bit
+        # for bit, and only validation scores examples the model trains on.
+        val_set = first_examples(train_set, config.val_examples)
     elif config.data == "repeated-rows":
         # The subset's very examples, each repeated in turn to fill the full set's rows: met as
         # often per epoch as the subset's, in another order.
@@ -115,6 +120,7 @@ DATA_NOTES = {
     "subset-train": "a subset of the training set, seen often each epoch; validation is fresh",
     "repeated-rows": "training rows that repeat fewer examples; validation is fresh",
     "filtered-val": "validation drops, on its way in, the inputs the teacher is least sure about",
+    "val-from-train": "validation rows cut from the training table, which still holds them",
 }
 
 

@@ -17,6 +17,7 @@ class ValBelowTrainSignature(Signature):
     train_examples: int | None = None  # rows of the training set
     distinct_examples: int | None = None  # different examples among those rows
     val_file_rows: int | None = None  # rows of the validation file, before its loader
+    duplicates_found: int | None = None  # validation rows found, bit for bit, among training's
     # Two eval-mode passes over the validation set give the same loss, bit for bit: false when
     # dropout or noise ignores eval mode.
     eval_repeatable: bool | None = None

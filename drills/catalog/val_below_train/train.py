@@ -22,6 +22,7 @@ from drills.kit.run import Run
 from drills.kit.synthetic_classification import (
     build_mlp,
     count_distinct,
+    exact_matches,
     mean_loss,
     noise_floor,
 )
@@ -103,6 +104,7 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
         distinct_examples=count_distinct(train_set.features),
         val_examples=len(val_set),
         val_file_rows=val_file_rows,
+        duplicates_found=int(exact_matches(train_set.features, val_set.features).sum()),
         eval_repeatable=repeats_in_eval_mode(model, val_set.features),
         online_train_loss=online_loss,
         train_eval_loss=train_eval_loss,
@@ -129,11 +131,16 @@ def train(knobs: dict[str, Any], seed: int, report: Reporter) -> DrillOutcome:
 
 
 def epoch_order(size: int, per_epoch: int, generator: torch.Generator) -> torch.Tensor:
-    """The indices one epoch visits: `per_epoch` of them, a fresh shuffle of the set each time
-    it is used up (a set smaller than `per_epoch` is seen several times an epoch, so every
-    data setting trains for the same number of steps)."""
-    shuffles = [torch.randperm(size, generator=generator) for _ in range(-(-per_epoch // size))]
-    return torch.cat(shuffles)[:per_epoch]
+    """The indices one epoch visits: a set smaller than `per_epoch` is repeated to fill the
+    epoch and the whole is shuffled at once (a loader over the set concatenated with itself), so
+    every data setting trains for the same number of steps and each example of a smaller set is
+    met the same number of times.
+
+    One shuffle of `per_epoch` positions, each read modulo the set's size: a table that holds
+    the set repeated in turn to `per_epoch` rows (repeated-rows) is shuffled by the very same
+    draw into the very same examples, batch for batch.
+    """
+    return torch.randperm(per_epoch, generator=generator) % size
 
 
 def cosine_lr(peak: float, step: int, total_steps: int) -> float:

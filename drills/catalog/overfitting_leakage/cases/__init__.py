@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
-from drills.cases.readings import distinct_rows
+from drills.cases.readings import distinct_rows, shared_examples
 
 # A clean held-out loss this far above the training loss is memorising, not the modest gap of a
 # model that generalises (about 0.2 nats here, against 1.5 or more for a few hundred examples).
@@ -25,10 +25,6 @@ HALFWAY = 0.5
 NO_GAP = 0.15
 # The training loss above this share of the loss of guessing: the model did not fit at all.
 NEAR_CHANCE = 0.85
-
-
-def shared_examples(signature: Mapping[str, Any], error: str | None) -> str:
-    return "some-shared" if (signature.get("duplicates_found") or 0) > 0 else "none-shared"
 
 
 def clean_gap(signature: Mapping[str, Any], error: str | None) -> str:
