@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 from sqlmodel import Session, select
 
 from app.cases.models import CaseAttempt, CaseRun
@@ -144,8 +145,10 @@ def test_a_case_from_story_to_revealed_truth(client: TestClient) -> None:
     left_out = hidden.knobs["exclude"]  # "backbone" or "head"
     assert next(r["value"] for r in numbers if left_out in r["label"]) == 0.0  # it never moved
 
-    # The diagnosis is kept as it was once an experiment started.
-    assert 'name="leading"' not in client.get(f"/cases/attempts/{case_attempt_id}").text
+    # The diagnosis is kept as it was once an experiment started, each alternative an item.
+    locked = client.get(f"/cases/attempts/{case_attempt_id}").text
+    assert 'name="leading"' not in locked
+    assert f'<ul class="alternatives"><li>{escape(rival.text)}</li></ul>' in locked
     again = client.post(
         f"/cases/attempts/{case_attempt_id}/diagnosis",
         data={

@@ -41,6 +41,17 @@ def test_numbers_keep_four_significant_digits() -> None:
     assert number(1234.5678) == "1235" and number(123456.0) == "1.235e+05"
 
 
+def test_observation_cells_go_through_table_cell() -> None:
+    """An observation may be a flag (val-below-train's eval_repeatable): through `number` it
+    read "True" on the case page, through `table_cell` it reads "yes"."""
+    through_number = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in sorted((ROOT / "templates").rglob("*.html"))
+        for match in re.finditer(r"row\.(?:value|expected)\|number", path.read_text())
+    ]
+    assert through_number == []
+
+
 def test_forms_take_their_length_caps_from_app_limits() -> None:
     """A number in a template's maxlength would drift from the services' checks."""
     hard_coded = [
