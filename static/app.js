@@ -174,7 +174,7 @@
     const layout = {
       margin: { l: 8, r: 8, t: 8, b: 40 }, height: heatmapHeight(names.length),
       plot_bgcolor: "#d1d5db",
-      xaxis: { ...AXIS, title: { text: "step" } }, yaxis: { automargin: true },
+      xaxis: { ...AXIS, title: { text: spec.x_label || "step" } }, yaxis: { automargin: true },
     };
     Plotly.newPlot(plot, [heatmapTrace(spec, names, series)], layout, {
       displayModeBar: false, responsive: true,
@@ -253,7 +253,7 @@
       showlegend: traces.length > 1 || spec.metrics.some((p) => p.endsWith("*")),
       // Above the plot area, clear of the axis titles.
       legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" },
-      xaxis: { ...AXIS, title: { text: "step" } },
+      xaxis: { ...AXIS, title: { text: spec.x_label || "step" } },
       ...yView(figure, traces),
     };
     // Zoom by dragging, reset by double-click; the same (and the log axis) from the buttons.

@@ -54,6 +54,7 @@ def chart_specs(case_set: CaseSet) -> list[dict[str, Any]]:
                 "metrics": metrics,
                 "y_label": chart.y_label,
                 "log_y": chart.log_y,
+                "x_label": chart.x_label,
                 "kind": "lines",
                 "references": [],
             }

@@ -115,7 +115,7 @@ def chart_svg(
         )
     parts.append(
         f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 6}" text-anchor="middle" font-size="11">'
-        "step</text>"
+        f"{escape(chart.get('x_label', 'step'))}</text>"
         f'<text x="12" y="{TOP + plot_h / 2}" text-anchor="middle" font-size="11" '
         f'transform="rotate(-90 12 {TOP + plot_h / 2})">'
         f"{escape(chart.get('y_label', ''))}{' (log)' if log_y else ''}</text>"

@@ -111,6 +111,7 @@ class ShownChart:
     # metric name (or prefix ending in "*") -> label shown to the learner
     series: Mapping[str, str]
     log_y: bool = False
+    x_label: str = "step"  # as the drill's Chart
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,9 @@ class Chart:
     # What a legend calls each metric, in words: metric name (or prefix ending in "*") -> label.
     # A prefix's label is put before the rest of the series name ("" keeps the rest alone).
     labels: Mapping[str, str] = field(default_factory=dict)
+    # What the x axis counts: the step a point was logged at, or the epoch for a loop that logs
+    # once per epoch (val-below-train).
+    x_label: str = "step"
 
 
 def series_label(labels: Mapping[str, str], metric: str) -> str | None:

@@ -1,7 +1,8 @@
 """What the charts draw (issue 30, point 7), read from the plotly figures on the page: a
 diverging learning rate leaves the chart instead of flattening the others, overfit's loss has
-its chance line at ln 4, log axes label decades rather than minor ticks, zoom, reset and a log
-axis are buttons, a one-point series is marked and explained, and a heat map keeps its width."""
+its chance line at ln 4, log axes label decades rather than minor ticks, the x axis says
+whether it counts steps or epochs, zoom, reset and a log axis are buttons, a one-point series
+is marked and explained, and a heat map keeps its width."""
 
 import math
 import re
@@ -18,7 +19,7 @@ FIGURE = """(selector) => {
   const plot = document.querySelector(selector + " .js-plotly-plot");
   const full = plot._fullLayout;
   return {
-    yrange: full.yaxis.range, ytype: full.yaxis.type,
+    yrange: full.yaxis.range, ytype: full.yaxis.type, xtitle: full.xaxis.title.text,
     yticks: Array.from(plot.querySelectorAll(".ytick text")).map((t) => t.textContent),
     shapes: (plot.layout.shapes || []).map((s) => s.y0),
     annotations: (plot.layout.annotations || []).map((a) => a.text),
@@ -64,7 +65,7 @@ def test_charts_show_what_matters(page: Page, live_server: str) -> None:
     # The lr sweep: lr=1 overflows; the axis keeps the other rates apart and says so.
     run_drill(page, live_server, "lr-sweep", {})
     loss = figure(page, "#chart-loss")
-    assert loss["ytype"] == "log"
+    assert loss["ytype"] == "log" and loss["xtitle"] == "step"
     assert loss["yrange"][1] < 3, loss["yrange"]  # not up to 1e+36 (36 in log10 units)
     assert any("lr=1.0 leaves the chart" in text for text in loss["annotations"]), loss
     expect(page.locator("#chart-loss .chart-clip-note")).to_contain_text("rises past the top")
@@ -96,6 +97,10 @@ def test_charts_show_what_matters(page: Page, live_server: str) -> None:
     run_drill(page, live_server, "overfit-one-batch", {"bug": "shuffled-labels"})
     shapes = figure(page, "#chart-loss")["shapes"]
     assert any(abs(y - math.log(4)) < 1e-6 for y in shapes), shapes
+
+    # A loop that logs once per epoch says so under its x axis.
+    run_drill(page, live_server, "val-below-train", {})
+    assert figure(page, "#chart-losses")["xtitle"] == "epoch"
 
     # One step: every series has one point, marked, and the chart says why.
     run_drill(page, live_server, "init-check", {"steps": "1"})

@@ -29,7 +29,7 @@ def test_charts_and_hypotheses() -> None:
     assert charts["grad_norm"] == {
         "key": "grad_norm", "title": "Gradient norm", "metrics": ["grad_norm"],
         "y_label": "L2 norm", "log_y": True, "references": [], "kind": "lines",
-        "labels": {"grad_norm": "gradient norm"},
+        "labels": {"grad_norm": "gradient norm"}, "x_label": "step",
     }  # fmt: skip
     assert {"key", "text"} == set(description["hypotheses"][0])
 

@@ -321,6 +321,13 @@ def test_the_verdict_holds_across_seeds(knobs: dict[str, Any], expected: str, se
     assert run(**knobs, seed=seed)["observed"] == expected
 
 
+def test_the_charts_count_epochs_along_their_x_axis() -> None:
+    """The loop logs once per epoch (20 points), so the axis says epoch, not step."""
+    assert {chart.x_label for chart in drill.charts} == {"epoch"}
+    assert {chart.x_label for chart in CASE_SET.charts} == {"epoch"}
+    assert [point[0] for point in run(seed=0)["metrics"]["val"]] == list(range(1, 21))
+
+
 def test_every_hypothesis_is_the_verdict_of_some_setting() -> None:
     assert {key for _, key in VERDICTS} == {hypothesis.key for hypothesis in drill.hypotheses}
 

@@ -177,6 +177,7 @@ class ValBelowTrain(Drill):
             "Loss per epoch, measured three ways",
             ("train_online", "train_eval", "val"),
             "cross-entropy (nats)",
+            x_label="epoch",
             labels={
                 "train_online": "training, online",
                 "train_eval": "training, eval mode",
@@ -188,6 +189,7 @@ class ValBelowTrain(Drill):
             "Distance from the training loss re-scored in eval mode",
             ("online_minus_train_eval", "val_minus_train_eval"),
             "nats",
+            x_label="epoch",
             labels={
                 "online_minus_train_eval": "online − eval-mode training",
                 "val_minus_train_eval": "validation − eval-mode training",

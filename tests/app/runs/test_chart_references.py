@@ -46,6 +46,13 @@ def test_the_exported_chart_draws_each_reference_as_a_labelled_dotted_line() -> 
     assert 'y1="' in svg and "floor" in svg
 
 
+def test_the_exported_x_axis_says_what_it_counts() -> None:
+    series = {"loss": [[1, 2.0], [2, 1.5]]}
+    assert ">step</text>" in str(chart_svg(CHART, series, []))
+    by_epoch = str(chart_svg({**CHART, "x_label": "epoch"}, series, []))
+    assert ">epoch</text>" in by_epoch and ">step</text>" not in by_epoch
+
+
 OBSERVATIONS = {
     "observations": [
         {"key": "final_loss", "label": "Final loss", "reference": "label_entropy",

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from drills.cases.contract import Case, CaseSet, Cause, Change, Experiment, Fix, ShownChart
-from drills.cases.readings import distinct_rows, shared_examples
+from drills.cases.readings import distinct_rows
+from drills.cases.shared_experiments import SEARCH_SHARED_EXAMPLES
 
 # A clean held-out loss this far above the training loss is memorising, not the modest gap of a
 # model that generalises (about 0.2 nats here, against 1.5 or more for a few hundred examples).
@@ -119,14 +120,7 @@ CASE_SET = CaseSet(
         ),
     ),
     experiments=(
-        Experiment(
-            "search-shared-examples",
-            "Search validation examples in the training set",
-            "For every validation example, look for an exact copy among the training examples.",
-            shows=("numbers",),
-            observations=("duplicates_found", "val_examples"),
-            reading=shared_examples,
-        ),
+        SEARCH_SHARED_EXAMPLES,
         Experiment(
             "clean-held-out-set",
             "Score data nothing was copied from",

@@ -30,7 +30,8 @@ easier, on 1 of 20 random seeds: 70% reads as easier on all of 100 at 0.2 and at
 from __future__ import annotations
 
 from drills.cases.contract import Case, CaseSet, Change, Experiment, Fix, ShownChart
-from drills.cases.readings import distinct_rows, eval_twice, shared_examples
+from drills.cases.readings import distinct_rows, eval_twice
+from drills.cases.shared_experiments import SEARCH_SHARED_EXAMPLES
 from drills.catalog.val_below_train.cases.causes import CAUSES
 from drills.catalog.val_below_train.cases.readings import (
     training_set_size,
@@ -69,14 +70,7 @@ CASE_SET = CaseSet(
             shows=("inputs",),
             reading=training_set_size,
         ),
-        Experiment(
-            "search-shared-examples",
-            "Search validation examples in the training set",
-            "For every validation example, look for an exact copy among the training examples.",
-            shows=("numbers",),
-            observations=("duplicates_found", "val_examples"),
-            reading=shared_examples,
-        ),
+        SEARCH_SHARED_EXAMPLES,
         Experiment(
             "count-distinct-examples",
             "Count the training rows and the different examples in them",
@@ -169,6 +163,7 @@ CASE_SET = CaseSet(
             "Loss per epoch",
             "cross-entropy (nats)",
             {"train_online": "training (as logged)", "val": "validation"},
+            x_label="epoch",
         ),
     ),
     base={"augment_noise": 0.0, "eval_mode": "eval", "data": "fresh", "randomness": "follows-mode"},
