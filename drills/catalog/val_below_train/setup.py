@@ -82,8 +82,8 @@ def draw_sets(
         # for bit, and only validation scores examples the model trains on.
         val_set = first_examples(train_set, config.val_examples)
     elif config.data == "repeated-rows":
-        # The subset's very examples, each repeated in turn to fill the full set's rows: met as
-        # often per epoch as the subset's, in another order.
+        # The subset's very examples, each repeated in turn to fill the full set's rows: the
+        # loop shuffles them into the very batches it makes of the subset (train.epoch_order).
         subset = first_examples(train_set, config.subset_train_examples)
         train_set = repeat_rows(subset, config.train_examples)
     return train_set, val_set, val_file_rows

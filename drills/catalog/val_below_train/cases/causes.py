@@ -81,9 +81,9 @@ CAUSES = (
         "overfits",
         fix="train-on-full-set",
     ),
-    # memorised-training-set's look-alike by construction: the same 512 examples, met as
-    # often each epoch, only in another order; here they fill all 8,192 rows, so the
-    # training set looks full-sized until its distinct examples are counted.
+    # memorised-training-set's look-alike by construction: the same 512 examples, shuffled
+    # into the very batches the subset makes; here they fill all 8,192 rows, so the training
+    # set looks full-sized until its distinct examples are counted.
     Cause(
         "rows-repeated",
         "data",
