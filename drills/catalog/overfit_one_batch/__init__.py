@@ -100,9 +100,8 @@ class OverfitOneBatch(Drill):
             "step; dropout and input noise left on, with torch.manual_seed called before "
             "every step; a new batch fetched from the loader at every step; the batch sliced "
             "from the data table with the step counter, so each step reads the next rows; the "
-            "score "
-            "regressed with the output pooled over the batch; the batch sliced from where the "
-            "data ends, so it is empty.",
+            "score regressed with the output pooled over the batch; the batch sliced from where "
+            "the data ends, so it is empty.",
             choices=BUGS,
         ),
         Knob(
